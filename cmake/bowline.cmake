@@ -1,0 +1,25 @@
+# One static library per src/ folder: bowline_<folder>. Sources are globbed so that adding a
+# file needs no CMake edit; CONFIGURE_DEPENDS re-globs on every build.
+function(bowline_library name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cpp")
+  add_library(bowline_${name} STATIC ${sources})
+  target_include_directories(bowline_${name} PUBLIC "${PROJECT_SOURCE_DIR}/src")
+  target_link_libraries(bowline_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# One test binary per tests/unit/<folder>: bowline_<folder>_tests, registered with ctest.
+function(bowline_unit_tests name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cpp")
+  if(NOT sources)
+    return()
+  endif()
+  add_executable(bowline_${name}_tests ${sources})
+  target_link_libraries(bowline_${name}_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock
+                                                      GTest::gtest_main)
+  target_compile_definitions(
+    bowline_${name}_tests PRIVATE BOWLINE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                  BOWLINE_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(bowline_${name}_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+endfunction()
