@@ -3,6 +3,13 @@
 function(bowline_library name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*.cpp")
+  if(NOT sources)
+    # A folder whose code has not been written yet: headers only.
+    add_library(bowline_${name} INTERFACE)
+    target_include_directories(bowline_${name} INTERFACE "${PROJECT_SOURCE_DIR}/src")
+    target_link_libraries(bowline_${name} INTERFACE ${ARG_DEPS})
+    return()
+  endif()
   add_library(bowline_${name} STATIC ${sources})
   target_include_directories(bowline_${name} PUBLIC "${PROJECT_SOURCE_DIR}/src")
   target_link_libraries(bowline_${name} PUBLIC ${ARG_DEPS})
