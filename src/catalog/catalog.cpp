@@ -6,13 +6,15 @@ namespace bowline::catalog {
 
 const InstanceType* find_instance_type(std::string_view name) {
   const auto all = instance_types();
-  const auto it = std::find_if(all.begin(), all.end(), [&](const auto& t) { return t.name == name; });
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const auto& t) { return t.name == name; });
   return it == all.end() ? nullptr : &*it;
 }
 
 const Preference* find_preference(std::string_view name) {
   const auto all = preferences();
-  const auto it = std::find_if(all.begin(), all.end(), [&](const auto& p) { return p.name == name; });
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const auto& p) { return p.name == name; });
   return it == all.end() ? nullptr : &*it;
 }
 

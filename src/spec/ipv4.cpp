@@ -38,7 +38,8 @@ std::optional<Ipv4Network> Ipv4Network::parse(std::string_view text) {
       (prefix_text.size() > 1 && prefix_text[0] == '0'))
     return std::nullopt;
   unsigned prefix = 0;
-  auto [end, ec] = std::from_chars(prefix_text.data(), prefix_text.data() + prefix_text.size(), prefix);
+  auto [end, ec] =
+      std::from_chars(prefix_text.data(), prefix_text.data() + prefix_text.size(), prefix);
   if (ec != std::errc{} || end != prefix_text.data() + prefix_text.size() || prefix > 32)
     return std::nullopt;
   Ipv4Network network{*address, prefix};

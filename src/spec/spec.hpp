@@ -30,7 +30,7 @@ struct Network {
 
 struct Image {
   ImageKind kind = ImageKind::Library;
-  std::string reference;  // bare name, URL or absolute path as written
+  std::string reference;              // bare name, URL or absolute path as written
   std::optional<std::string> sha256;  // lowercase hex, from imageChecksum
 };
 
@@ -54,7 +54,7 @@ struct Firmware {
 
 // resources: as given. sizes_vm() tells whether the block sizes the VM by itself.
 struct Resources {
-  std::optional<std::uint32_t> cpu;      // cores per socket
+  std::optional<std::uint32_t> cpu;  // cores per socket
   std::optional<std::uint32_t> sockets;
   std::optional<std::uint64_t> memory_bytes;
   std::optional<std::string> memory_text;  // the quantity as written, e.g. "8Gi"

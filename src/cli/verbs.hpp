@@ -1,0 +1,11 @@
+// One registration function per verb group; each adds its subcommands to the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace bowline::cli {
+
+void add_template_verbs(CLI::App& app, int& exit_code);
+void add_catalog_verbs(CLI::App& app, int& exit_code);
+
+}  // namespace bowline::cli

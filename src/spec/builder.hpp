@@ -1,0 +1,45 @@
+// Internal to spec/: fills a Spec from a template's root mapping, section by section.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "spec/reader.hpp"
+#include "spec/spec.hpp"
+
+namespace bowline::spec {
+
+class SpecBuilder {
+ public:
+  explicit SpecBuilder(Reader& reader) : r_(reader) {}
+  Spec build(const YAML::Node& root);
+
+ private:
+  // knot's fields (builder_knot.cpp).
+  void read_identity(const YAML::Node& root);
+  void read_image(const YAML::Node& root);
+  void read_knot_sizing(const YAML::Node& root);
+  void read_environment(const YAML::Node& node);
+  void read_devices(const YAML::Node& node);
+  // network: (builder_network.cpp).
+  void read_network(const YAML::Node& node);
+  // Cozystack's parameters (builder_cozystack.cpp).
+  void read_instance_type(const YAML::Node& root);
+  void read_resources(const YAML::Node& node);
+  void read_firmware(const YAML::Node& node);
+  void read_named_lists(const YAML::Node& root);
+  void read_cloud_init(const YAML::Node& root);
+  void read_access(const YAML::Node& root);
+  // Rules across fields, sizing (builder_resolve.cpp).
+  void resolve(const YAML::Node& root);
+
+  // A field that is present but whose value depends on variables not given.
+  bool unknown(const std::string& path) const { return unknown_.count(path) != 0; }
+  std::optional<std::string> string_field(const YAML::Node& node, const std::string& path);
+
+  Reader& r_;
+  Spec spec_;
+  std::set<std::string> unknown_;
+};
+
+}  // namespace bowline::spec

@@ -1,0 +1,254 @@
+// Cozystack's VM parameters: instance type and preference, resources, firmware, cpuModel,
+// gpus, disks, networks, sshKeys, cloud-init, run strategy, external access; and the
+// template switches display and console.
+#include <set>
+
+#include "catalog/catalog.hpp"
+#include "spec/builder.hpp"
+#include "spec/quantity.hpp"
+#include "spec/validators.hpp"
+#include "util/strings.hpp"
+
+namespace bowline::spec {
+namespace {
+
+constexpr std::uint64_t kUint32Max = 4294967295ull;
+constexpr std::uint64_t kMinQuantityMemory = 1000000;  // 1M: KubeVirt refuses less
+
+template <typename Item, typename Span>
+std::vector<std::string_view> names_of(const Span& span) {
+  std::vector<std::string_view> names;
+  for (const Item& item : span) names.push_back(item.name);
+  return names;
+}
+
+}  // namespace
+
+void SpecBuilder::read_instance_type(const YAML::Node& root) {
+  if (auto type = string_field(root["instanceType"], "instanceType")) {
+    if (!type->empty()) {
+      if (!catalog::find_instance_type(*type)) {
+        const auto hint =
+            util::nearest(*type, names_of<catalog::InstanceType>(catalog::instance_types()));
+        r_.error(root["instanceType"], "instanceType",
+                 "unknown instance type \"" + *type + "\"" +
+                     (hint.empty() ? " (see bowline catalog instancetypes)"
+                                   : " (did you mean " + hint + "?)"));
+      }
+      spec_.instance_type = *type;
+    }
+  }
+  if (auto profile = string_field(root["instanceProfile"], "instanceProfile")) {
+    if (!profile->empty()) {
+      if (!catalog::find_preference(*profile)) {
+        const auto hint =
+            util::nearest(*profile, names_of<catalog::Preference>(catalog::preferences()));
+        r_.error(root["instanceProfile"], "instanceProfile",
+                 "unknown preference \"" + *profile + "\"" +
+                     (hint.empty() ? " (see bowline catalog preferences)"
+                                   : " (did you mean " + hint + "?)"));
+      }
+      spec_.instance_profile = *profile;
+    }
+  }
+  if (auto model = string_field(root["cpuModel"], "cpuModel")) {
+    if (auto problem = check_cpu_model(*model); !problem.empty())
+      r_.error(root["cpuModel"], "cpuModel", problem);
+    spec_.cpu_model = *model;
+  }
+}
+
+void SpecBuilder::read_resources(const YAML::Node& node) {
+  if (Reader::absent(node) || !r_.mapping(node, "resources", {"cpu", "sockets", "memory"})) return;
+  auto count = [&](const char* key) -> std::optional<std::uint32_t> {
+    const auto path = field_path("resources", key);
+    bool is_unknown = false;
+    auto text = r_.string(node[key], path, &is_unknown);
+    if (is_unknown) unknown_.insert(path);
+    if (!text) return std::nullopt;
+    auto parsed = parse_whole_number(*text, kUint32Max);
+    if (!parsed.ok()) {
+      r_.error(node[key], path,
+               parsed.error() + " (it becomes the VM's unsigned " +
+                   (std::string(key) == "cpu" ? "cores" : "sockets") + " count)");
+      return std::nullopt;
+    }
+    return static_cast<std::uint32_t>(parsed.value());
+  };
+  spec_.resources.cpu = count("cpu");
+  spec_.resources.sockets = count("sockets");
+  if (auto text = string_field(node["memory"], "resources.memory")) {
+    auto parsed = parse_memory_quantity(*text);
+    if (!parsed.ok()) {
+      r_.error(node["memory"], "resources.memory", parsed.error());
+    } else if (parsed.value() < kMinQuantityMemory) {
+      r_.error(node["memory"], "resources.memory",
+               "\"" + *text + "\" is below 1M: KubeVirt refuses less, and no guest boots in it");
+    } else {
+      spec_.resources.memory_bytes = parsed.value();
+      spec_.resources.memory_text = *text;
+    }
+  }
+}
+
+void SpecBuilder::read_firmware(const YAML::Node& node) {
+  if (Reader::absent(node) ||
+      !r_.mapping(node, "firmware", {"bootloader", "secureBoot", "efiPersistent"}))
+    return;
+  if (!Reader::absent(node["bootloader"])) {
+    if (auto loader = r_.choice(node["bootloader"], "firmware.bootloader", {"uefi", "bios"}))
+      spec_.firmware.bootloader = *loader == "uefi" ? Bootloader::Uefi : Bootloader::Bios;
+  }
+  if (auto v = r_.boolean(node["secureBoot"], "firmware.secureBoot"))
+    spec_.firmware.secure_boot = *v;
+  if (auto v = r_.boolean(node["efiPersistent"], "firmware.efiPersistent"))
+    spec_.firmware.efi_persistent = *v;
+}
+
+void SpecBuilder::read_named_lists(const YAML::Node& root) {
+  // Each entry of gpus, disks, networks and subnets is a mapping with a name.
+  auto each = [&](const char* key, const std::vector<std::string_view>& fields, auto&& on_entry) {
+    const YAML::Node list = root[key];
+    if (Reader::absent(list) || !r_.sequence(list, key)) return;
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto path = index_path(key, i);
+      if (!r_.mapping(list[i], path, fields)) continue;
+      auto name = r_.string(list[i]["name"], field_path(path, "name"));
+      if (!name) {
+        if (Reader::absent(list[i]["name"]))
+          r_.error(list[i], field_path(path, "name"), "name must be set");
+        continue;
+      }
+      if (!seen.insert(*name).second) {
+        r_.error(list[i]["name"], field_path(path, "name"), "\"" + *name + "\" is listed twice");
+        continue;
+      }
+      on_entry(list[i], path, *name);
+    }
+  };
+
+  each("gpus", {"name"},
+       [&](const YAML::Node& entry, const std::string& path, const std::string& name) {
+         // A device-plugin resource (nvidia.com/GA102GL_A10) for KubeVirt, or a PCI address on
+         // libvirt.
+         if (name.find_first_of(" \t\n\"'<>&") != std::string::npos)
+           r_.error(entry["name"], field_path(path, "name"),
+                    "\"" + name + "\" is not a GPU resource name");
+         else
+           spec_.gpus.push_back(name);
+       });
+  each("disks", {"name", "bus"},
+       [&](const YAML::Node& entry, const std::string& path, const std::string& name) {
+         NamedDisk disk{name, std::nullopt};
+         if (auto problem = check_dns_label(name); !problem.empty()) {
+           r_.error(entry["name"], field_path(path, "name"), problem);
+           return;
+         }
+         if (!Reader::absent(entry["bus"]))
+           disk.bus =
+               r_.choice(entry["bus"], field_path(path, "bus"), {"virtio", "sata", "scsi", "usb"});
+         spec_.disks.push_back(std::move(disk));
+       });
+  std::vector<std::string> networks, subnets;
+  auto network_entry = [&](std::vector<std::string>& into) {
+    return [&](const YAML::Node& entry, const std::string& path, const std::string& name) {
+      if (auto problem = check_dns_label(name); !problem.empty())
+        r_.error(entry["name"], field_path(path, "name"), problem);
+      else
+        into.push_back(name);
+    };
+  };
+  each("networks", {"name"}, network_entry(networks));
+  each("subnets", {"name"}, network_entry(subnets));
+  if (!Reader::absent(root["subnets"])) {
+    if (!Reader::absent(root["networks"]))
+      r_.warning(root["subnets"], "subnets", "deprecated and ignored because networks is set");
+    else
+      r_.warning(root["subnets"], "subnets", "deprecated: rename it to networks");
+  }
+  spec_.networks = networks.empty() ? subnets : networks;
+}
+
+void SpecBuilder::read_cloud_init(const YAML::Node& root) {
+  const YAML::Node keys = root["sshKeys"];
+  if (!Reader::absent(keys) && r_.sequence(keys, "sshKeys")) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto path = index_path("sshKeys", i);
+      auto key = r_.string(keys[i], path);
+      if (!key) continue;
+      if (auto problem = check_ssh_public_key(*key); !problem.empty())
+        r_.error(keys[i], path, problem);
+      else
+        spec_.ssh_keys.push_back(util::trim(*key));
+    }
+  }
+
+  const YAML::Node cloud_init = root["cloudInit"];
+  bool cloud_init_unknown = false;
+  auto text = r_.scalar(cloud_init, "cloudInit", false, &cloud_init_unknown);
+  // Without values, a templated cloudInit is still checked as YAML in its raw form.
+  if (cloud_init_unknown) text = Scalar{cloud_init.Scalar(), true, cloud_init};
+  if (text) {
+    if (text->text.starts_with("#cloud-config")) {
+      try {
+        const auto parsed = YAML::Load(text->text);
+        if (!parsed.IsNull() && !parsed.IsMap())
+          r_.error(cloud_init, "cloudInit", "#cloud-config must be a YAML mapping");
+      } catch (const YAML::Exception& e) {
+        // Lines inside a block scalar start on the line after its `|` indicator.
+        const auto at = r_.document().position(cloud_init);
+        r_.error(cloud_init, "cloudInit",
+                 "#cloud-config is not valid YAML at its line " + std::to_string(e.mark.line + 1) +
+                     " (file line " + std::to_string(at.line + e.mark.line + 1) + "): " + e.msg);
+      }
+    } else if (!text->text.empty() && !text->text.starts_with("#!") &&
+               !text->text.starts_with("Content-Type:") &&
+               !text->text.starts_with("MIME-Version:")) {
+      r_.warning(cloud_init, "cloudInit",
+                 "neither #cloud-config, a #! script nor MIME: cloud-init will ignore it");
+    }
+    spec_.cloud_init = text->text;
+  }
+  if (auto v = r_.boolean(root["netplanDhcp"], "netplanDhcp")) spec_.netplan_dhcp = *v;
+  if (auto seed = string_field(root["cloudInitSeed"], "cloudInitSeed"))
+    spec_.cloud_init_seed = *seed;
+}
+
+void SpecBuilder::read_access(const YAML::Node& root) {
+  if (auto s = r_.choice(root["runStrategy"], "runStrategy",
+                         {"Always", "Halted", "Manual", "RerunOnFailure", "Once"})) {
+    static const std::pair<std::string_view, RunStrategy> kMap[] = {
+        {"Always", RunStrategy::Always},
+        {"Halted", RunStrategy::Halted},
+        {"Manual", RunStrategy::Manual},
+        {"RerunOnFailure", RunStrategy::RerunOnFailure},
+        {"Once", RunStrategy::Once}};
+    for (auto [name, value] : kMap)
+      if (name == *s) spec_.run_strategy = value;
+  }
+  if (auto v = r_.boolean(root["external"], "external")) spec_.external = *v;
+  if (auto m = r_.choice(root["externalMethod"], "externalMethod", {"PortList", "WholeIP"}))
+    spec_.external_method = *m == "WholeIP" ? ExternalMethod::WholeIP : ExternalMethod::PortList;
+  const YAML::Node ports = root["externalPorts"];
+  if (!Reader::absent(ports) && r_.sequence(ports, "externalPorts")) {
+    spec_.external_ports.clear();
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      const auto path = index_path("externalPorts", i);
+      auto port = r_.whole_number(ports[i], path, 65535);
+      if (!port) continue;
+      bool duplicate = false;
+      for (auto p : spec_.external_ports) duplicate = duplicate || p == *port;
+      if (duplicate)
+        r_.error(ports[i], path, "port " + std::to_string(*port) + " is listed twice");
+      else
+        spec_.external_ports.push_back(static_cast<std::uint16_t>(*port));
+    }
+  }
+  if (auto v = r_.boolean(root["externalAllowICMP"], "externalAllowICMP"))
+    spec_.external_allow_icmp = *v;
+  if (auto v = r_.boolean(root["display"], "display")) spec_.display = *v;
+  if (auto v = r_.boolean(root["console"], "console")) spec_.console = *v;
+}
+
+}  // namespace bowline::spec
