@@ -59,7 +59,8 @@ constexpr std::size_t kFirstDirectorySector = 23;
 constexpr std::size_t kPathTableSize = 10;
 // Level 2: file name plus extension, without the '.' and ";1".
 constexpr std::size_t kMaxPrimaryNameLength = 30;
-constexpr std::size_t kMaxPrimaryExtensionOnCollision = 8;
+// Extensions are cut to this when a name has to be shortened or made unique.
+constexpr std::size_t kMaxShortenedExtension = 8;
 
 // --- Field writers (offsets are absolute within `out`) ---------------------------------------
 
@@ -257,10 +258,14 @@ std::pair<std::string_view, std::string_view> split_extension(std::string_view n
   return {name.substr(0, dot), name.substr(dot + 1)};
 }
 
+// Directory record order: by name, then extension (the version, always 1 here, is ignored).
+// All our characters sort above the space that ISO 9660 pads with, so plain lexicographic
+// comparison of each part matches the standard's padded comparison.
 bool identifier_less(std::string_view a, std::string_view b) {
-  // All our characters sort above the space that ISO 9660 pads with, so plain lexicographic
-  // comparison of each part matches the standard's padded comparison.
-  return split_extension(a) < split_extension(b);
+  const auto unversioned = [](std::string_view id) {
+    return id.ends_with(";1") ? id.substr(0, id.size() - 2) : id;
+  };
+  return split_extension(unversioned(a)) < split_extension(unversioned(b));
 }
 
 // The primary-tree identifier "NAME.EXT;1" for `name`, unique among `taken`: upper case,
@@ -268,19 +273,22 @@ bool identifier_less(std::string_view a, std::string_view b) {
 // Names that collide after this mapping get a numeric suffix ("USER_DATA_1.").
 std::string primary_identifier(std::string_view name, std::set<std::string>& taken) {
   std::string mapped;
-  for (char c : name) mapped += (c == '-' || c == '.') ? '_' : static_cast<char>(std::toupper(c));
+  for (char c : name)
+    mapped += (c == '-' || c == '.')
+                  ? '_'
+                  : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   const auto dot = name.rfind('.');
   std::string base = dot == std::string_view::npos ? mapped : mapped.substr(0, dot);
   std::string extension = dot == std::string_view::npos ? "" : mapped.substr(dot + 1);
   if (base.size() + extension.size() > kMaxPrimaryNameLength) {
-    extension.resize(std::min(extension.size(), kMaxPrimaryExtensionOnCollision));
+    extension.resize(std::min(extension.size(), kMaxShortenedExtension));
     base.resize(kMaxPrimaryNameLength - extension.size());
   }
   std::string identifier = base + "." + extension + ";1";
   for (std::size_t n = 1; taken.count(identifier) != 0; ++n) {
     const std::string suffix = "_" + std::to_string(n);
     const std::string short_extension =
-        extension.substr(0, std::min(extension.size(), kMaxPrimaryExtensionOnCollision));
+        extension.substr(0, std::min(extension.size(), kMaxShortenedExtension));
     const std::size_t room = kMaxPrimaryNameLength - short_extension.size() - suffix.size();
     identifier =
         base.substr(0, std::min(base.size(), room)) + suffix + "." + short_extension + ";1";
@@ -328,7 +336,7 @@ Tree build_root(const std::vector<Entry>& entries, bool joliet, std::size_t exte
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Entry& entry = *order[i];
     put_bytes(tree.directory, layout.offsets[i + 2],
-              directory_record(entry.extent, entry.file->content.size() - (joliet && entry.file->content.size() > 5000 ? 1 : 0), 0,
+              directory_record(entry.extent, entry.file->content.size(), 0,
                                joliet ? entry.joliet_id : entry.primary_id));
   }
   return tree;
@@ -354,8 +362,10 @@ void put_volume_descriptor(std::string& image, std::size_t sector, bool joliet,
   const std::size_t d = sector * kSectorSize;
   put_u8(image, d + 0, joliet ? 2 : 1);  // primary / supplementary
   put_bytes(image, d + 1, "CD001");
-  put_u8(image, d + 6, 1);                         // descriptor version
-  put_text(image, d + 8, 32, "", joliet);          // system identifier
+  put_u8(image, d + 6, 1);                 // descriptor version
+  put_text(image, d + 8, 32, "", joliet);  // system identifier
+  // Volume id as given: lower-case "cidata" is outside the d-characters, but it is what every
+  // NoCloud seed carries (genisoimage -V cidata does the same) and what blkid reports.
   put_text(image, d + 40, 32, volume_id, joliet);  // volume identifier
   put_both32(image, d + 80, u32(total_sectors));   // volume space size
   if (joliet) put_bytes(image, d + 88, "%/E");     // UCS-2 level 3
