@@ -1,0 +1,212 @@
+#include "plan/plan.hpp"
+
+#include <crypt.h>
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+#include "catalog/catalog.hpp"
+#include "spec/validators.hpp"
+#include "util/hash.hpp"
+
+namespace bowline::plan {
+namespace {
+
+std::string hex_byte(std::uint8_t b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return {kHex[b >> 4], kHex[b & 15]};
+}
+
+bool looks_like_uuid(const std::string& s) {
+  if (s.size() != 36) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+// Targets per bus family: virtio disks are vdX, the others sdX.
+class TargetNames {
+ public:
+  std::string next(const std::string& bus) {
+    const bool virtio = bus == "virtio";
+    const char letter = static_cast<char>('a' + (virtio ? vd_++ : sd_++));
+    return std::string(virtio ? "vd" : "sd") + letter;
+  }
+
+ private:
+  int vd_ = 0, sd_ = 0;
+};
+
+}  // namespace
+
+const char* to_string(DomainType t) {
+  return t == DomainType::Qemu ? "qemu" : "kvm";
+}
+
+std::string mac_for(const std::string& space_id, unsigned nic_index) {
+  const auto digest = util::sha256(space_id + "/nic/" + std::to_string(nic_index));
+  return "52:54:00:" + hex_byte(digest[0]) + ":" + hex_byte(digest[1]) + ":" + hex_byte(digest[2]);
+}
+
+std::string uuid_from_seed(const std::string& ns, const std::string& name,
+                           const std::string& seed) {
+  const auto h = util::sha256_hex(ns + "-" + name + "-" + seed);
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-4" + h.substr(13, 3) + "-9" + h.substr(17, 3) +
+         "-" + h.substr(20, 12);
+}
+
+std::string password_hash(const std::string& password, const std::string& space_id) {
+  static constexpr char kSaltAlphabet[] =
+      "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  const auto digest = util::sha256("bowline-password-salt/" + space_id);
+  std::string setting = "$6$";
+  for (int i = 0; i < 16; ++i) setting += kSaltAlphabet[digest[static_cast<std::size_t>(i)] % 64];
+  setting += "$";
+  crypt_data data{};
+  const char* hashed = crypt_r(password.c_str(), setting.c_str(), &data);
+  if (!hashed || hashed[0] == '*') throw std::runtime_error("crypt(3) failed to hash the password");
+  return hashed;
+}
+
+Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space,
+               const NodeSettings& node) {
+  if (space.id.empty()) throw std::invalid_argument("the space has no id");
+  Plan p;
+  p.domain_name = spec.name;
+  if (auto problem = spec::check_domain_name(p.domain_name); !problem.empty())
+    throw std::invalid_argument(problem);
+  p.hostname = spec.hostname;
+  p.domain_type = node.domain_type;
+  p.run_strategy = spec.run_strategy;
+  p.space_dir = node.images_path + "/" + p.domain_name;
+
+  if (spec.cloud_init_seed) {
+    p.uuid = uuid_from_seed(user.username, p.domain_name, *spec.cloud_init_seed);
+  } else {
+    if (!looks_like_uuid(space.uuid))
+      throw std::invalid_argument("the space has no UUID (expected 8-4-4-4-12 hex digits)");
+    p.uuid = space.uuid;
+  }
+
+  p.memory_bytes = spec.sizing.memory_bytes;
+  p.sockets = spec.sizing.sockets;
+  p.cores = spec.sizing.cores;
+  p.cpu_model = spec.cpu_model;
+
+  const auto* preference =
+      spec.instance_profile ? catalog::find_preference(*spec.instance_profile) : nullptr;
+
+  // Firmware: the spec's bootloader with its own flags, else the preference's defaults.
+  auto& fw = p.firmware;
+  if (spec.firmware.bootloader) {
+    fw.bootloader = *spec.firmware.bootloader;
+    fw.secure_boot = spec.firmware.secure_boot;
+  } else if (preference && preference->firmware == catalog::Firmware::Uefi) {
+    fw.bootloader = spec::Bootloader::Uefi;
+    fw.secure_boot = preference->secure_boot || spec.firmware.secure_boot;
+  }
+  const bool efi_persistent =
+      spec.firmware.efi_persistent ||
+      (!spec.firmware.bootloader && preference && preference->efi_persistent);
+  fw.smm =
+      fw.secure_boot || (preference && preference->smm && fw.bootloader == spec::Bootloader::Uefi);
+  if (fw.bootloader == spec::Bootloader::Uefi) {
+    fw.loader = fw.secure_boot ? node.ovmf_secure_code : node.ovmf_code;
+    fw.vars_template = fw.secure_boot ? node.ovmf_secure_vars : node.ovmf_vars;
+    fw.nvram = p.space_dir + "/nvram.fd";
+    fw.reset_nvram_on_start = !efi_persistent;
+  }
+
+  // Disks: the overlay, then the named volumes; the seed cdrom takes the next sd name.
+  const std::string default_bus = preference ? std::string(preference->disk_bus) : "virtio";
+  TargetNames targets;
+  p.system_disk = {p.space_dir + "/disk.qcow2", default_bus, targets.next(default_bus)};
+  for (const auto& d : spec.disks) {
+    const auto bus = d.bus.value_or(default_bus);
+    p.data_disks.push_back(
+        {node.images_path + "/volumes/" + d.name + ".qcow2", bus, targets.next(bus)});
+  }
+  p.seed_iso = p.space_dir + "/seed.iso";
+  p.console_log = p.space_dir + "/console.log";
+
+  // NICs.
+  const std::string model = preference ? std::string(preference->nic_model) : "virtio";
+  const bool bridged = spec.network.mode == spec::NetworkMode::Bridged;
+  p.nics.push_back({bridged ? NicType::Bridge : NicType::Network, spec.network.bridge,
+                    mac_for(space.id, 0), model});
+  for (std::size_t i = 0; i < spec.networks.size(); ++i)
+    p.nics.push_back({NicType::Network, spec.networks[i],
+                      mac_for(space.id, static_cast<unsigned>(i + 1)), model});
+
+  // Passthrough.
+  for (const auto& d : spec.devices) p.host_devices.push_back({d.kind, d.text, d.a, d.b, d.c, d.d});
+  for (const auto& gpu : spec.gpus) {
+    spec::Device device;
+    if (spec::parse_device(gpu, device).empty() && device.kind == spec::DeviceKind::Pci)
+      p.host_devices.push_back({device.kind, gpu, device.a, device.b, device.c, device.d});
+    else
+      p.notes.push_back("gpu " + gpu +
+                        " is a device-plugin resource: only the KubeVirt backend places it; on "
+                        "libvirt give a PCI address (pci_0000_01_00_0)");
+  }
+
+  // Instance-type traits.
+  if (spec.sizing.source == spec::SizingSource::InstanceType && spec.instance_type) {
+    if (const auto* type = catalog::find_instance_type(*spec.instance_type)) {
+      const auto& traits = *type->traits;
+      p.placement = {std::string(type->hugepages_size), traits.dedicated_cpu,
+                     traits.isolate_emulator_thread, traits.vnuma, traits.realtime};
+      if (traits.dedicated_cpu)
+        p.notes.push_back(
+            "dedicated CPU placement needs host CPUs set aside for this space: vCPUs are not "
+            "pinned on libvirt");
+      if (traits.vnuma) p.notes.push_back("vNUMA passthrough is not applied on libvirt");
+      if (traits.realtime) p.notes.push_back("realtime scheduling is not applied on libvirt");
+      if (traits.memory_overcommit_percent)
+        p.notes.push_back(
+            "memory overcommit is the host's business on libvirt: nothing to set per domain");
+    }
+  }
+
+  p.display = spec.display;
+  p.vnc_password = space.vnc_password;
+
+  // The guest.
+  auto& g = p.guest;
+  g.username = user.username;
+  if (user.service_password) g.password_hash = password_hash(*user.service_password, space.id);
+  for (const auto& list : {user.ssh_keys, spec.ssh_keys})
+    for (const auto& key : list)
+      if (std::find(g.ssh_keys.begin(), g.ssh_keys.end(), key) == g.ssh_keys.end())
+        g.ssh_keys.push_back(key);
+  g.timezone = user.timezone;
+  g.environment = spec.environment;
+  g.user_cloud_init = spec.cloud_init;
+  g.primary_mac = p.nics.front().mac;
+  g.dhcp_everywhere = spec.netplan_dhcp;
+  if (bridged) {
+    if (!space.ip) throw std::invalid_argument("a bridged space needs an IP address");
+    if (!spec.network.cidr || !spec.network.cidr->contains(*space.ip))
+      throw std::invalid_argument(space.ip->to_string() + " is outside the template's network");
+    g.network = spec.network.cidr;
+    g.address = space.ip;
+    g.gateway = spec.network.gateway.value_or(spec.network.cidr->first_usable());
+    g.resolvers = node.resolvers;
+    p.ip = space.ip;
+  }
+
+  // instance-id changes only with what cloud-init must apply again: identity and network.
+  std::string identity = space.id + "\n" + p.hostname + "\n" + g.username + "\n";
+  if (g.address)
+    identity += g.address->to_string() + "/" + std::to_string(g.network->prefix) + " via " +
+                g.gateway->to_string();
+  for (const auto& r : g.resolvers) identity += " " + r;
+  identity += g.dhcp_everywhere ? " dhcp-everywhere" : "";
+  p.instance_id = "iid-" + util::sha256_hex(identity).substr(0, 16);
+  return p;
+}
+
+}  // namespace bowline::plan

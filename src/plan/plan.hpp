@@ -1,0 +1,157 @@
+// A Plan: everything one space needs from a hypervisor, as pure data. Built from a validated
+// Spec plus the space's facts (owner, id, address, node settings) by make_plan(); realised
+// by a backend (libvirt: seed ISO + domain XML). No I/O, no clock, no randomness: the same
+// inputs give the same plan, byte for byte.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/spec.hpp"
+
+namespace bowline::plan {
+
+enum class DomainType { Kvm, Qemu };
+const char* to_string(DomainType);
+
+// The space's owner.
+struct User {
+  std::string username;  // also the guest user's name
+  std::string email;
+  std::string timezone;  // e.g. "Europe/Berlin"; empty: leave the image's
+  std::string id;
+  std::optional<std::string> service_password;  // clear text; only its hash reaches the guest
+  std::vector<std::string> ssh_keys;            // the owner's own keys
+};
+
+// What the space is, beyond its template.
+struct SpaceFacts {
+  std::string id;                       // stable for the space's life (a UUID)
+  std::string name;                     // the space's name
+  std::optional<spec::Ipv4Address> ip;  // bridged: the address IPAM chose
+  // The UUID used when the spec has no cloudInitSeed: chosen once at creation, kept.
+  std::string uuid;
+  // Password of the VNC display (8 characters: VNC's limit), chosen once, kept.
+  std::string vnc_password;
+  std::string template_name;
+  std::string template_id;
+};
+
+// What the node running the space provides.
+struct NodeSettings {
+  DomainType domain_type = DomainType::Kvm;
+  std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
+  std::string images_path = "/var/lib/libvirt/images/bowline";  // one directory per space
+  std::string server_url;
+  // OVMF from Debian's ovmf package.
+  std::string ovmf_code = "/usr/share/OVMF/OVMF_CODE_4M.fd";
+  std::string ovmf_vars = "/usr/share/OVMF/OVMF_VARS_4M.fd";
+  std::string ovmf_secure_code = "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd";
+  std::string ovmf_secure_vars = "/usr/share/OVMF/OVMF_VARS_4M.ms.fd";  // Microsoft keys enrolled
+};
+
+struct Firmware {
+  spec::Bootloader bootloader = spec::Bootloader::Bios;
+  bool secure_boot = false;
+  bool smm = false;
+  // UEFI only:
+  std::string loader;                // OVMF code (read-only pflash)
+  std::string vars_template;         // OVMF vars the NVRAM starts from
+  std::string nvram;                 // the space's NVRAM file
+  bool reset_nvram_on_start = true;  // false with efiPersistent
+};
+
+struct Disk {
+  std::string path;
+  std::string bus;     // virtio | sata | scsi | usb
+  std::string target;  // vda, sda, ...
+};
+
+enum class NicType { Bridge, Network };
+
+struct Nic {
+  NicType type = NicType::Bridge;
+  std::string source;  // bridge or libvirt network name
+  std::string mac;     // 52:54:00:xx:xx:xx
+  std::string model;   // virtio, e1000, ...
+};
+
+struct HostDevice {
+  spec::DeviceKind kind = spec::DeviceKind::Pci;
+  std::string id;  // as written in the spec, for messages
+  // Pci: domain, bus, slot, function; Usb: bus, device; VendorProduct: vendor, product (USB).
+  std::uint32_t a = 0, b = 0, c = 0, d = 0;
+};
+
+// Instance-type traits and what became of them on this backend.
+struct Placement {
+  std::string hugepages_size;  // "", "2Mi", "1Gi"
+  bool dedicated_cpu = false;
+  bool isolate_emulator_thread = false;
+  bool vnuma = false;
+  bool realtime = false;
+};
+
+// What cloud-init is to make of the guest; guest/ renders it as the NoCloud seed.
+struct GuestConfig {
+  std::string username;
+  std::optional<std::string> password_hash;  // SHA-512 crypt; empty: password locked
+  std::vector<std::string> ssh_keys;         // the owner's keys, then the spec's sshKeys
+  std::string timezone;                      // empty: leave the image's
+  std::vector<spec::EnvVar> environment;
+  std::optional<std::string> user_cloud_init;  // the spec's cloudInit, combined with ours
+  // Network: a static address (bridged), DHCP on every en*/eth* (netplanDhcp), or nothing
+  // (cloud-init's own DHCP fallback on the first NIC).
+  std::optional<spec::Ipv4Network> network;  // bridged: the subnet
+  std::optional<spec::Ipv4Address> address;  // bridged: the space's address
+  std::optional<spec::Ipv4Address> gateway;  // bridged: default route
+  std::vector<std::string> resolvers;        // bridged: nameservers
+  std::string primary_mac;
+  bool dhcp_everywhere = false;
+};
+
+struct Plan {
+  std::string domain_name;
+  std::string hostname;
+  std::string uuid;  // domain UUID and SMBIOS system UUID
+  std::string instance_id;
+  DomainType domain_type = DomainType::Kvm;
+  std::uint64_t memory_bytes = 0;
+  std::uint32_t sockets = 1;
+  std::uint32_t cores = 1;
+  std::optional<std::string> cpu_model;  // empty: host-model on kvm, the default on qemu
+  Firmware firmware;
+  std::string machine = "q35";
+  std::string space_dir;  // <images>/<domain>
+  Disk system_disk;       // the qcow2 overlay
+  std::vector<Disk> data_disks;
+  std::string seed_iso;     // path of the NoCloud seed
+  std::string console_log;  // serial console, written by virtlogd
+  std::vector<Nic> nics;    // the spec's network first, then each `networks` entry
+  std::optional<spec::Ipv4Address> ip;
+  bool display = false;
+  std::string vnc_password;
+  std::vector<HostDevice> host_devices;
+  Placement placement;
+  std::vector<std::string> notes;  // what the backend cannot express, said once
+  GuestConfig guest;
+  // Facts kept for the backend and for KubeVirt rendering.
+  spec::RunStrategy run_strategy = spec::RunStrategy::Always;
+};
+
+// The derived identifiers, exposed for tests and for other renderers.
+std::string mac_for(const std::string& space_id, unsigned nic_index);
+// Cozystack's SMBIOS UUID from cloudInitSeed: sha256("<namespace>-<name>-<seed>") laid out
+// as 8-4-4-4-12 with the version digit 4 and the variant digit 9.
+std::string uuid_from_seed(const std::string& ns, const std::string& name, const std::string& seed);
+// SHA-512 crypt of the password with a salt derived from the space id: a stable hash keeps
+// the seed byte-identical across starts.
+std::string password_hash(const std::string& password, const std::string& space_id);
+
+// Throws std::invalid_argument when the facts do not fit the spec (bridged without an IP).
+Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space,
+               const NodeSettings& node);
+
+}  // namespace bowline::plan
