@@ -25,7 +25,11 @@ void emit(YAML::Emitter& out, const nlohmann::ordered_json& value) {
       break;
     case nlohmann::json::value_t::string: {
       const auto& s = value.get_ref<const std::string&>();
-      if (s.find('\n') != std::string::npos)
+      // A literal block reads back with exactly one final newline ("clip"), so only text
+      // that ends that way keeps its shape in one; everything else is double-quoted.
+      const bool block = s.size() > 1 && s.back() == '\n' && s[s.size() - 2] != '\n' &&
+                         s.front() != ' ' && s.find_first_of("\r\t") == std::string::npos;
+      if (block)
         out << YAML::Literal << s;
       else
         out << YAML::DoubleQuoted << s;

@@ -5,39 +5,13 @@
 
 #include "cli/app.hpp"
 #include "cli/output.hpp"
+#include "cli/template_input.hpp"
 #include "cli/verbs.hpp"
 #include "spec/loader.hpp"
 #include "spec/spec_json.hpp"
 
 namespace bowline::cli {
 namespace {
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return text.str();
-}
-
-void print_diagnostics(const spec::Diagnostics& diagnostics, const std::string& file) {
-  for (const auto& d : diagnostics.sorted()) std::cout << spec::format(d, file) << "\n";
-}
-
-// --var user.username=alice -> {"user.username": "alice"}.
-spec::Variables parse_vars(const std::vector<std::string>& pairs) {
-  spec::Variables values;
-  for (const auto& pair : pairs) {
-    const auto eq = pair.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw CLI::ValidationError("--var", "expected NAME=VALUE, got \"" + pair + "\"");
-    auto name = pair.substr(0, eq);
-    if (name.front() == '.') name.erase(0, 1);
-    values[name] = pair.substr(eq + 1);
-  }
-  return values;
-}
 
 int validate(const std::vector<std::string>& files) {
   int code = kExitOk;
@@ -49,7 +23,7 @@ int validate(const std::vector<std::string>& files) {
       continue;
     }
     const auto result = spec::load_spec(*text, nullptr);
-    print_diagnostics(result.diagnostics, file);
+    print_diagnostics(result.diagnostics, file, std::cout);
     if (result.diagnostics.has_errors()) {
       if (code == kExitOk) code = kExitInvalid;
     } else {
@@ -60,19 +34,10 @@ int validate(const std::vector<std::string>& files) {
 }
 
 int show(const std::string& file, const std::vector<std::string>& vars, const std::string& output) {
-  const auto text = read_file(file);
-  if (!text) {
-    std::cerr << file << ": cannot read the file\n";
-    return kExitUsage;
-  }
   const auto values = parse_vars(vars);
-  const auto result = spec::load_spec(*text, &values);
-  if (!result.spec) {
-    print_diagnostics(result.diagnostics, file);
-    return kExitInvalid;
-  }
-  for (const auto& d : result.diagnostics.sorted()) std::cerr << spec::format(d, file) << "\n";
-  const auto json = spec::to_json(*result.spec);
+  const auto loaded = load_template(file, &values);
+  if (!loaded) return loaded.exit_code;
+  const auto json = spec::to_json(*loaded.spec);
   std::cout << (output == "json" ? json.dump(2) + "\n" : to_yaml(json));
   return kExitOk;
 }
