@@ -1,8 +1,10 @@
 # mime.awk: splits multipart MIME user-data (as cloud-init's "Content-Type: multipart/mixed").
 #   awk -v dir=DIR -f mime.awk user-data
+#   awk -v dir=DIR -v boundary=B -f mime.awk body     (the body of a nested multipart part)
 # Writes each part's body (still transfer-encoded) to DIR/part-NNN and prints one line per part:
-#   part-NNN<TAB>content-type (lower case, no parameters)<TAB>transfer-encoding<TAB>filename
-# Exit status 2 when the input is not multipart (no boundary).
+#   part-NNN<TAB>content-type (lower case, no parameters)<TAB>transfer-encoding<TAB>filename<TAB>boundary
+# (boundary: of a multipart part; an empty filename or boundary is "-", as the shell's read would
+# merge empty tab-separated fields). Exit status 2 when the input is not multipart.
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
 function hreset() { nh = 0 }
 function hline(l) {
@@ -26,7 +28,7 @@ function param(h, name,    i, v) {
 }
 function mtype(h) { sub(/;.*/, "", h); return tolower(trim(h)) }
 function close_part() { if (out != "") { close(out); out = "" } }
-BEGIN { state = "top"; np = 0; out = ""; hreset() }
+BEGIN { np = 0; out = ""; hreset(); b = boundary; state = b == "" ? "top" : "pre" }
 {
   sub(/\r$/, "")
   if (state == "top") {
@@ -45,12 +47,14 @@ BEGIN { state = "top"; np = 0; out = ""; hreset() }
     name = sprintf("part-%03d", np)
     out = dir "/" name
     printf "" > out
-    t = mtype(hget("Content-Type")); if (t == "") t = "text/plain"
+    pct = hget("Content-Type")
+    t = mtype(pct); if (t == "") t = "text/plain"
     enc = tolower(hget("Content-Transfer-Encoding")); if (enc == "") enc = "7bit"
     fn = param(hget("Content-Disposition"), "filename")
-    print name "\t" t "\t" enc "\t" fn
+    pb = t ~ /^multipart\// ? param(pct, "boundary") : ""
+    print name "\t" t "\t" enc "\t" (fn == "" ? "-" : fn) "\t" (pb == "" ? "-" : pb)
     state = "body"; next
   }
   if (state == "body") print $0 > out
 }
-END { close_part(); if (state == "top") exit 2 }
+END { close_part(); if (state == "top" || np == 0) exit 2 }

@@ -169,8 +169,9 @@ function doflow(p, s) { FB = s; FL = length(s); FP = 1; fval(p) }
 function isitem(t) { return t == "-" || substr(t, 1, 2) == "- " }
 function push(n, p, ty) { d++; ind[d] = n; pth[d] = p; typ[d] = ty; cnt[d] = 0 }
 
-# "key: rest" or "key:"? Sets KEY and REST.
-function keysplit(t,    c, e, i, j, k) {
+# "key: rest" or "key:"? Sets KEY and REST. A plain key may contain blanks only when blanks_ok
+# (not in "- " items, where `- echo "TEST: hi"` is meant as a string).
+function keysplit(t, blanks_ok,    c, e, i, j, k) {
   c = substr(t, 1, 1)
   if (c == "\"" || c == "'") {
     e = qparse(t, 1)
@@ -186,7 +187,8 @@ function keysplit(t,    c, e, i, j, k) {
   }
   if (i <= 1) return 0
   k = substr(t, 1, i - 1)
-  if (k ~ /[ \t]/ || index("[]{},#&*!|>%@`", substr(k, 1, 1)) > 0) return 0
+  if ((!blanks_ok && k ~ /[ \t]/) || index("[]{},#&*!|>%@`\"'", substr(k, 1, 1)) > 0) return 0
+  sub(/[ \t]+$/, "", k)
   KEY = k; REST = trim(substr(t, i + 1)); return 1
 }
 
@@ -257,11 +259,11 @@ function handle(n, t,    p, off, rest) {
     while (substr(rest, 1, 1) == " ") { rest = substr(rest, 2); off++ }
     if (rest == "") { pend = 1; pp = p; pn = n; return }
     if (isitem(rest)) { push(n + off, p, "seq"); handle(n + off, rest); return }
-    if (keysplit(rest)) { push(n + off, p, "map"); handle(n + off, rest); return }
+    if (keysplit(rest, 0)) { push(n + off, p, "map"); handle(n + off, rest); return }
     value(p, rest, n)
     return
   }
-  if (keysplit(t)) { value(jp(pth[d], KEY), REST, n); return }
+  if (keysplit(t, typ[d] == "map")) { value(jp(pth[d], KEY), REST, n); return }
   value(pth[d], t, n)
 }
 

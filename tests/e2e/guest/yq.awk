@@ -7,6 +7,11 @@
 #   awk -v op=script -v k=PATH -f yq.awk FILE a shell script from the command list PATH (cloud-init's
 #                                             runcmd/bootcmd): a string item is a line as it is, a list
 #                                             item is its words, each shell-quoted
+#   awk -v op=shell -v ns=NS -f yq.awk FILE  shell assignments to eval, for lookups without a process:
+#                                             Y<NS>_<enc(PATH)>='value' for every scalar and
+#                                             K<NS>_<enc(PATH)>='child child ...' for every collection
+#                                             (PATH "" = top); enc: "_" -> "__", "." -> "_d", "-" -> "_h";
+#                                             paths with other characters than [A-Za-z0-9_.-] are left out
 function unesc(v,    out, i, c, e) {
   out = ""
   for (i = 1; i <= length(v); i++) {
@@ -25,6 +30,15 @@ function shq(v,    out, i, c) {
     out = out (c == "'" ? "'\\''" : c)
   }
   return out "'"
+}
+function enc(p,    out, i, c) {
+  if (p ~ /[^A-Za-z0-9_.-]/) return ""
+  out = ""
+  for (i = 1; i <= length(p); i++) {
+    c = substr(p, i, 1)
+    out = out (c == "_" ? "__" : c == "." ? "_d" : c == "-" ? "_h" : c)
+  }
+  return out "#"
 }
 BEGIN { FS = "\t"; found = 0; pre = k == "" ? "" : k "."; n = 0 }
 {
@@ -52,6 +66,26 @@ BEGIN { FS = "\t"; found = 0; pre = k == "" ? "" : k "."; n = 0 }
     found = 1
     next
   }
+  if (op == "shell") {
+    e = enc(p)
+    if (e == "") next
+    print "Y" ns "_" substr(e, 1, length(e) - 1) "=" shq(unesc(v))
+    # register p under each of its ancestors
+    q = p
+    while (q != "") {
+      j = match(q, /\.[^.]*$/)
+      par = j ? substr(q, 1, j - 1) : ""
+      c = j ? substr(q, j + 1) : q
+      if (!((par SUBSEP c) in kid)) {
+        kid[par SUBSEP c] = 1
+        if (par in porder) kids[par] = kids[par] " " c
+        else { porder[par] = 1; plist[++np] = par; kids[par] = c }
+      }
+      q = par
+    }
+    found = 1
+    next
+  }
   if (op == "keys") {
     if (pre != "" && index(p, pre) != 1) next
     r = substr(p, length(pre) + 1)
@@ -61,6 +95,12 @@ BEGIN { FS = "\t"; found = 0; pre = k == "" ? "" : k "."; n = 0 }
   }
 }
 END {
+  if (op == "shell") {
+    for (j = 1; j <= np; j++) {
+      e = plist[j] == "" ? "#" : enc(plist[j])
+      if (e != "") print "K" ns "_" substr(e, 1, length(e) - 1) "=" shq(kids[plist[j]])
+    }
+  }
   if (op == "script" && found) {
     print "#!/bin/sh"
     for (j = 1; j <= n; j++) print line[order[j]]
