@@ -1,0 +1,255 @@
+#include "image/cache.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "image/sha256.hpp"
+#include "spec/validators.hpp"
+
+namespace bowline::image {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kPartSuffix = ".part";
+constexpr std::string_view kDigestSuffix = ".sha256";
+
+// A single file name inside a directory of ours: never a path, never a way out of it.
+void check_file_name(std::string_view name, std::string_view what) {
+  if (name.empty()) throw ImageError(std::string(what) + " is empty");
+  if (name == "." || name == "..")
+    throw ImageError(std::string(what) + " \"" + std::string(name) + "\" is not a file name");
+  if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos)
+    throw ImageError(std::string(what) + " \"" + std::string(name) +
+                     "\" must be a single file name, without '/'");
+}
+
+fs::path with_suffix(const fs::path& file, std::string_view suffix) {
+  return fs::path(file.string() + std::string(suffix));
+}
+
+bool is_hex_digest(std::string_view text) {
+  if (text.size() != 64) return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+// The digest recorded next to `file`, unless the file changed after it was recorded.
+std::optional<std::string> recorded_digest(const fs::path& file) {
+  const auto sidecar = with_suffix(file, kDigestSuffix);
+  std::error_code ec;
+  const auto file_time = fs::last_write_time(file, ec);
+  if (ec) return std::nullopt;
+  const auto sidecar_time = fs::last_write_time(sidecar, ec);
+  if (ec || sidecar_time < file_time) return std::nullopt;
+  std::ifstream in(sidecar);
+  std::string digest;
+  if (!(in >> digest) || !is_hex_digest(digest)) return std::nullopt;
+  return digest;
+}
+
+// Best effort: without it the next check reads the image again.
+void record_digest(const fs::path& file, const std::string& digest) {
+  const auto sidecar = with_suffix(file, kDigestSuffix);
+  static std::atomic<unsigned> counter{0};
+  const auto temporary = fs::path(sidecar.string() + ".tmp" + std::to_string(::getpid()) + "-" +
+                                  std::to_string(counter.fetch_add(1)));
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << digest << "  " << file.filename().string() << "\n";
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(temporary, sidecar, ec);
+  if (ec) fs::remove(temporary, ec);
+}
+
+std::string describe(const std::error_code& ec) {
+  return ec.message();
+}
+
+}  // namespace
+
+struct ImageCache::Flight {
+  std::promise<void> done;
+  std::shared_future<void> result = done.get_future().share();
+  std::mutex mutex;
+  std::vector<const Progress*> listeners;  // each lives until its caller has the result
+
+  void listen(const Progress& progress) {
+    if (!progress) return;
+    std::lock_guard lock(mutex);
+    listeners.push_back(&progress);
+  }
+  void report(std::uint64_t done_bytes, std::uint64_t total) {
+    std::vector<const Progress*> now;
+    {
+      std::lock_guard lock(mutex);
+      now = listeners;
+    }
+    for (const auto* p : now) (*p)(done_bytes, total);
+  }
+};
+
+ImageCache::ImageCache(CacheOptions options) : options_(std::move(options)) {
+  if (!options_.cloud_image_path.empty())
+    options_.cloud_image_path = fs::absolute(options_.cloud_image_path).lexically_normal();
+  if (!options_.base_image_path.empty())
+    options_.base_image_path = fs::absolute(options_.base_image_path).lexically_normal();
+}
+
+fs::path ImageCache::cache_file(std::string_view url) const {
+  const auto name = spec::url_file_name(url);
+  check_file_name(name, "the file name of the image URL");
+  const std::string_view view(name);
+  if (view.ends_with(kPartSuffix) || view.ends_with(kDigestSuffix))
+    throw ImageError("the image URL's file name \"" + name +
+                     "\" ends in .part or .sha256, which the base cache keeps for itself");
+  if (options_.base_image_path.empty())
+    throw ImageError("no base image cache is configured for downloads");
+  return options_.base_image_path / name;
+}
+
+std::vector<fs::path> ImageCache::library_candidates(std::string_view name) const {
+  check_file_name(name, "the image name");
+  std::vector<fs::path> out{options_.cloud_image_path / std::string(name)};
+  if (!name.ends_with(".qcow2"))
+    out.push_back(options_.cloud_image_path / (std::string(name) + ".qcow2"));
+  return out;
+}
+
+fs::path ImageCache::resolve(const spec::Image& image, const Progress& progress) {
+  switch (image.kind) {
+    case spec::ImageKind::Library:
+      return resolve_library(image.reference);
+    case spec::ImageKind::Url:
+      return resolve_url(image, progress);
+    case spec::ImageKind::Path: {
+      const fs::path path(image.reference);
+      if (!path.is_absolute())
+        throw ImageError("the image path \"" + image.reference + "\" is not absolute");
+      std::error_code ec;
+      const auto status = fs::status(path, ec);
+      if (ec && ec != std::errc::no_such_file_or_directory)
+        throw ImageError("cannot access the base image " + image.reference + ": " + describe(ec));
+      if (!fs::exists(status))
+        throw ImageError("the base image " + image.reference + " does not exist");
+      if (!fs::is_regular_file(status))
+        throw ImageError("the base image " + image.reference + " is not a regular file");
+      return path;
+    }
+  }
+  throw ImageError("unknown image kind");
+}
+
+fs::path ImageCache::resolve_library(const std::string& name) const {
+  const auto candidates = library_candidates(name);
+  std::string tried;
+  for (const auto& candidate : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw ImageError("cannot access " + candidate.string() + ": " + describe(ec));
+    tried += (tried.empty() ? "" : ", ") + candidate.string();
+  }
+  throw ImageError("no cloud image \"" + name + "\" in " + options_.cloud_image_path.string() +
+                   " (looked for " + tried +
+                   "): place the image there, or use an absolute path or an URL");
+}
+
+fs::path ImageCache::resolve_url(const spec::Image& image, const Progress& progress) {
+  const auto file = cache_file(image.reference);
+  const auto key = file.filename().string();
+  std::shared_ptr<Flight> flight;
+  bool leader = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = flights_.find(key); it != flights_.end()) {
+      flight = it->second;
+    } else {
+      std::error_code ec;
+      if (!fs::exists(file, ec)) {
+        flight = std::make_shared<Flight>();
+        flights_.emplace(key, flight);
+        leader = true;
+      }
+    }
+    if (flight) flight->listen(progress);
+  }
+
+  if (!flight) {  // cached
+    if (!fs::is_regular_file(file))
+      throw ImageError("the cached base image " + file.string() + " is not a regular file");
+    verify_cached(image, file);
+    return file;
+  }
+  if (!leader) {
+    flight->result.get();  // the leader's error, if it had one
+    verify_cached(image, file);
+    return file;
+  }
+
+  try {
+    download(image, file,
+             [&flight](std::uint64_t done, std::uint64_t total) { flight->report(done, total); });
+  } catch (...) {
+    {
+      std::lock_guard lock(mutex_);
+      flights_.erase(key);
+    }
+    flight->done.set_exception(std::current_exception());
+    throw;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    flights_.erase(key);
+  }
+  flight->done.set_value();
+  return file;
+}
+
+void ImageCache::download(const spec::Image& image, const fs::path& file,
+                          const Progress& progress) {
+  std::error_code ec;
+  fs::create_directories(options_.base_image_path, ec);
+  if (ec)
+    throw ImageError("cannot create the base image cache " + options_.base_image_path.string() +
+                     ": " + describe(ec) + " (it must be writable by bowline)");
+  const auto part = with_suffix(file, kPartSuffix);
+  const auto got = download_file(image.reference, part, options_.download, progress);
+  if (image.sha256 && got.sha256 != *image.sha256) {
+    fs::remove(part, ec);
+    throw ImageError("the image downloaded from " + image.reference +
+                     " does not match its imageChecksum: expected sha256:" + *image.sha256 +
+                     ", got sha256:" + got.sha256 + "; the download was removed");
+  }
+  fs::rename(part, file, ec);
+  if (ec)
+    throw ImageError("cannot move " + part.string() + " to " + file.string() + ": " + describe(ec));
+  record_digest(file, got.sha256);
+}
+
+void ImageCache::verify_cached(const spec::Image& image, const fs::path& file) const {
+  if (!image.sha256) return;
+  auto digest = recorded_digest(file);
+  if (!digest) {
+    digest = sha256_file(file);
+    record_digest(file, *digest);
+  }
+  if (*digest != *image.sha256)
+    throw ImageError("the cached base image " + file.string() + " has sha256:" + *digest +
+                     ", but the template's imageChecksum is sha256:" + *image.sha256 +
+                     ": remove the file to download " + image.reference + " again");
+}
+
+}  // namespace bowline::image

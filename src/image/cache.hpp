@@ -1,0 +1,68 @@
+// Where a template's image lives on this node: a bare name in the cloud-image library, an
+// absolute path as it is, or an URL downloaded once into the base cache and named after the
+// URL's last path segment. The result is always an absolute path to a regular file, ready to
+// back a qcow2 overlay.
+#pragma once
+
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "image/download.hpp"
+#include "image/errors.hpp"
+#include "spec/spec.hpp"
+
+namespace bowline::image {
+
+struct CacheOptions {
+  std::filesystem::path cloud_image_path;  // the library that bare names resolve in
+  std::filesystem::path base_image_path;   // where downloads are cached
+  DownloadOptions download;
+};
+
+// Safe to share between threads. Downloads run on the thread of the first caller for a
+// cache file; later callers for the same file wait for it and get its result or its error
+// (single-flight within this process; another process writing the same cache is not
+// guarded against).
+//
+// Cache layout, per URL: `<base>/<name>` once complete and verified, `<name>.part` while
+// downloading or after an interruption (the next resolve resumes it), `<name>.sha256` with
+// the complete file's digest in sha256sum's format, so a later imageChecksum is checked
+// without reading the image again (recomputed when the image is newer than it).
+class ImageCache {
+ public:
+  explicit ImageCache(CacheOptions options);  // the paths are made absolute here
+  ImageCache(const ImageCache&) = delete;
+  ImageCache& operator=(const ImageCache&) = delete;
+
+  // The base file for `image`. Progress is called during a download, from the thread that
+  // downloads (possibly another caller's); a cached or local image reports nothing.
+  // Throws ImageError with a message naming what was looked for.
+  std::filesystem::path resolve(const spec::Image& image, const Progress& progress = {});
+
+  // Where an URL is cached; throws ImageError when the URL gives no safe file name.
+  std::filesystem::path cache_file(std::string_view url) const;
+  // The files a bare library name may be, in the order they are tried.
+  std::vector<std::filesystem::path> library_candidates(std::string_view name) const;
+
+  const CacheOptions& options() const { return options_; }
+
+ private:
+  struct Flight;
+  std::filesystem::path resolve_library(const std::string& name) const;
+  std::filesystem::path resolve_url(const spec::Image& image, const Progress& progress);
+  void download(const spec::Image& image, const std::filesystem::path& file,
+                const Progress& progress);
+  void verify_cached(const spec::Image& image, const std::filesystem::path& file) const;
+
+  CacheOptions options_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<Flight>> flights_;  // by cache file name
+};
+
+}  // namespace bowline::image

@@ -1,0 +1,62 @@
+// A space's disk: a qcow2 overlay on a shared base image, made and grown with qemu-img through
+// the ProcessRunner seam (so tests can assert the exact commands).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "image/errors.hpp"
+#include "util/process.hpp"
+
+namespace bowline::image {
+
+// What `qemu-img info` says about an image.
+struct DiskInfo {
+  std::uint64_t virtual_size = 0;
+  std::string format;                         // "qcow2", "raw", ...
+  std::optional<std::string> backing_file;    // as recorded in the image
+  std::optional<std::string> backing_format;  // as recorded; empty when the image has none
+};
+
+struct DiskOptions {
+  std::string qemu_img = "qemu-img";
+  std::chrono::milliseconds timeout{std::chrono::minutes(2)};
+};
+
+// The size qemu-img will accept for `bytes`: rounded up to a whole 512-byte sector.
+std::uint64_t sector_aligned(std::uint64_t bytes);
+
+class Disks {
+ public:
+  explicit Disks(util::ProcessRunner& runner, DiskOptions options = {});
+
+  // Makes `overlay` on top of `base` (made absolute: qemu-img would resolve a relative
+  // backing file against the overlay's directory), recording the backing format, then grows
+  // it to `size_bytes` when that is more than the base's virtual size. The base must be
+  // qcow2; a size below its virtual size is refused before anything is made; an existing
+  // overlay is never overwritten; a failure removes what was made. Runs:
+  //   qemu-img info -U --output=json <base>
+  //   qemu-img create -f qcow2 -F qcow2 -b <base> <overlay>
+  //   qemu-img resize -f qcow2 <overlay> <bytes>        (when it grows)
+  void create_overlay(const std::filesystem::path& base, const std::filesystem::path& overlay,
+                      std::optional<std::uint64_t> size_bytes = std::nullopt);
+
+  // Grows an existing disk to `size_bytes`. Never shrinks: a size at or below the current
+  // virtual size changes nothing and returns false.
+  bool grow(const std::filesystem::path& disk, std::uint64_t size_bytes);
+
+  // `qemu-img info -U --output=json` (-U: also for a disk a running domain holds).
+  DiskInfo info(const std::filesystem::path& image);
+
+ private:
+  util::ProcessResult run(const std::vector<std::string>& argv);
+  void resize(const std::filesystem::path& disk, std::uint64_t bytes);
+
+  util::ProcessRunner& runner_;
+  DiskOptions options_;
+};
+
+}  // namespace bowline::image

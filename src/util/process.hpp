@@ -1,0 +1,40 @@
+// Child processes as a seam: code that runs tools (qemu-img, xorriso) takes a ProcessRunner so
+// tests can assert the exact argv and script the answers instead of running the tool.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace bowline::util {
+
+struct ProcessResult {
+  // The exit status; 128 + N when a signal N ended the child (as shells report it); 127 when
+  // the program could not be started (the reason is in `err`).
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  bool timed_out = false;  // the child was killed because it ran past the timeout
+};
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner();
+  // Runs argv[0] (looked up in PATH when it has no '/') with argv as its arguments, no shell in
+  // between, stdin from /dev/null; waits for it and returns what it wrote. A timeout of zero
+  // or less means none.
+  virtual ProcessResult run(const std::vector<std::string>& argv,
+                            std::chrono::milliseconds timeout) = 0;
+};
+
+// posix_spawn. The child leads its own process group, and the whole group is killed
+// (SIGKILL) at the timeout, so a grandchild that holds the pipes open cannot stall us. stdout
+// and stderr are drained together with poll(), so a child that fills one pipe while we wait
+// on the other cannot deadlock. Safe to call from several threads at once.
+class SystemProcessRunner final : public ProcessRunner {
+ public:
+  ProcessResult run(const std::vector<std::string>& argv,
+                    std::chrono::milliseconds timeout) override;
+};
+
+}  // namespace bowline::util

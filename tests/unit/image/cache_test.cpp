@@ -1,0 +1,161 @@
+// ImageCache without a network: library names, absolute paths, cache file names, and the
+// checks that keep every name inside its directory.
+#include "image/cache.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "image/sha256.hpp"
+#include "image_test_support.hpp"
+#include "util/hash.hpp"
+
+namespace bowline::image::test {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+spec::Image library(const std::string& name) {
+  return {spec::ImageKind::Library, name, {}};
+}
+spec::Image path_image(const std::string& path) {
+  return {spec::ImageKind::Path, path, {}};
+}
+
+class Cache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(dir_.file("library"));
+    options_.cloud_image_path = dir_.file("library");
+    options_.base_image_path = dir_.file("base");
+  }
+  std::string message_of(const spec::Image& image) {
+    ImageCache cache(options_);
+    try {
+      cache.resolve(image);
+    } catch (const ImageError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error for " << image.reference;
+    return {};
+  }
+
+  TempDir dir_;
+  CacheOptions options_;
+};
+
+TEST_F(Cache, ALibraryNameFindsTheExactFileFirst) {
+  write_file(dir_.file("library/debian-12"), "exact");
+  write_file(dir_.file("library/debian-12.qcow2"), "qcow2");
+  ImageCache cache(options_);
+  EXPECT_EQ(cache.resolve(library("debian-12")), fs::path(dir_.file("library/debian-12")));
+}
+
+TEST_F(Cache, ALibraryNameFindsTheQcow2Variant) {
+  write_file(dir_.file("library/debian-12.qcow2"), "qcow2");
+  ImageCache cache(options_);
+  EXPECT_EQ(cache.resolve(library("debian-12")), fs::path(dir_.file("library/debian-12.qcow2")));
+  EXPECT_EQ(cache.resolve(library("debian-12.qcow2")),
+            fs::path(dir_.file("library/debian-12.qcow2")));
+}
+
+TEST_F(Cache, AMissingLibraryImageSaysWhereItLooked) {
+  fs::create_directories(dir_.file("library/ubuntu"));  // a directory is not an image
+  const auto message = message_of(library("ubuntu"));
+  EXPECT_THAT(message, HasSubstr("no cloud image \"ubuntu\" in " + dir_.file("library")));
+  EXPECT_THAT(message,
+              HasSubstr(dir_.file("library/ubuntu") + ", " + dir_.file("library/ubuntu.qcow2")));
+  EXPECT_THAT(message, HasSubstr("absolute path or an URL"));
+}
+
+TEST_F(Cache, TheLibraryIsAbsoluteEvenWhenConfiguredRelative) {
+  write_file(dir_.file("library/x.qcow2"), "x");
+  const auto cwd = fs::current_path();
+  fs::current_path(dir_.path());
+  options_.cloud_image_path = "library";
+  ImageCache cache(options_);
+  fs::current_path(cwd);
+  const auto found = cache.resolve(library("x"));
+  EXPECT_TRUE(found.is_absolute());
+  EXPECT_EQ(found, fs::path(dir_.file("library/x.qcow2")));
+}
+
+TEST_F(Cache, NamesThatLeaveTheirDirectoryAreRefused) {
+  for (const std::string bad : {"..", ".", "", "../etc/passwd", "a/b"})
+    EXPECT_FALSE(message_of(library(bad)).empty()) << bad;
+  ImageCache cache(options_);
+  EXPECT_THROW(cache.cache_file("https://example.org/images/.."), ImageError);
+  EXPECT_THROW(cache.cache_file("https://example.org/images/."), ImageError);
+  EXPECT_THROW(cache.cache_file("https://example.org/images/"), ImageError);
+  EXPECT_THROW(cache.cache_file("https://example.org/x.qcow2.part"), ImageError);
+  EXPECT_THROW(cache.cache_file("https://example.org/x.qcow2.sha256"), ImageError);
+}
+
+TEST_F(Cache, AnUrlIsCachedUnderItsLastPathSegmentWithoutTheQuery) {
+  ImageCache cache(options_);
+  EXPECT_EQ(cache.cache_file("https://cloud.debian.org/images/debian-12-generic-amd64.qcow2?x=1"),
+            fs::path(dir_.file("base/debian-12-generic-amd64.qcow2")));
+}
+
+TEST_F(Cache, AnAbsolutePathIsUsedAsIs) {
+  write_file(dir_.file("mine.img"), "x");
+  ImageCache cache(options_);
+  EXPECT_EQ(cache.resolve(path_image(dir_.file("mine.img"))), fs::path(dir_.file("mine.img")));
+  EXPECT_THAT(message_of(path_image(dir_.file("missing.img"))), HasSubstr("does not exist"));
+  EXPECT_THAT(message_of(path_image(dir_.path())), HasSubstr("is not a regular file"));
+  EXPECT_THAT(message_of(path_image("relative.img")), HasSubstr("not absolute"));
+}
+
+TEST_F(Cache, APreSeededCacheFileIsUsedWithoutANetworkAndItsChecksumChecked) {
+  fs::create_directories(dir_.file("base"));
+  const auto bytes = test_bytes(100000, 1);
+  write_file(dir_.file("base/seeded.qcow2"), bytes);
+  ImageCache cache(options_);
+  // No server listens at this address: the cache must not ask.
+  spec::Image image{spec::ImageKind::Url, "https://127.0.0.1:1/images/seeded.qcow2", {}};
+  EXPECT_EQ(cache.resolve(image), fs::path(dir_.file("base/seeded.qcow2")));
+
+  image.sha256 = util::sha256_hex(bytes);
+  EXPECT_EQ(cache.resolve(image), fs::path(dir_.file("base/seeded.qcow2")));
+  EXPECT_EQ(read_file(dir_.file("base/seeded.qcow2.sha256")),
+            util::sha256_hex(bytes) + "  seeded.qcow2\n");
+
+  image.sha256 = std::string(64, 'a');
+  try {
+    cache.resolve(image);
+    FAIL() << "no error";
+  } catch (const ImageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("has sha256:" + util::sha256_hex(bytes)));
+    EXPECT_THAT(e.what(), HasSubstr("imageChecksum is sha256:" + std::string(64, 'a')));
+  }
+}
+
+TEST_F(Cache, AReplacedCacheFileIsHashedAgain) {
+  fs::create_directories(dir_.file("base"));
+  write_file(dir_.file("base/img.qcow2"), "old");
+  ImageCache cache(options_);
+  spec::Image image{spec::ImageKind::Url, "https://127.0.0.1:1/img.qcow2", util::sha256_hex("old")};
+  cache.resolve(image);
+  // Replaced by hand later: its digest record is older than the file now.
+  fs::last_write_time(dir_.file("base/img.qcow2.sha256"),
+                      fs::file_time_type::clock::now() - std::chrono::hours(1));
+  write_file(dir_.file("base/img.qcow2"), "new");
+  image.sha256 = util::sha256_hex("new");
+  EXPECT_NO_THROW(cache.resolve(image));
+}
+
+TEST(Sha256, MatchesTheOneShotDigest) {
+  TempDir dir;
+  const auto bytes = test_bytes(3 * 1024 * 1024 + 17, 2);
+  write_file(dir.file("f"), bytes);
+  EXPECT_EQ(sha256_file(dir.file("f")), util::sha256_hex(bytes));
+  Sha256 h;
+  h.update(bytes.data(), 5);
+  h.update(bytes.data() + 5, bytes.size() - 5);
+  EXPECT_EQ(h.hex(), util::sha256_hex(bytes));
+}
+
+}  // namespace
+}  // namespace bowline::image::test

@@ -1,0 +1,55 @@
+// Helpers for the image tests: temporary directories, files, test data, and the HTTPS file
+// server (tests/unit/image/https_server.py) with a certificate made by openssl.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace bowline::image::test {
+
+std::string source_path(const std::string& relative);  // inside the repository
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+// Deterministic bytes that do not repeat in any short period.
+std::string test_bytes(std::size_t size, unsigned seed);
+// The names in a directory, sorted; empty when it does not exist.
+std::vector<std::string> list_dir(const std::string& path);
+
+// https_server.py serving `root`, with a self-signed certificate for 127.0.0.1 in `dir`.
+class HttpsServer {
+ public:
+  HttpsServer(const std::string& dir, const std::string& root);
+  ~HttpsServer();
+  HttpsServer(const HttpsServer&) = delete;
+  HttpsServer& operator=(const HttpsServer&) = delete;
+
+  std::string url(const std::string& mode, const std::string& name) const;
+  const std::string& ca_file() const { return ca_file_; }
+  // Every request so far, oldest first: {method, path, range, status}.
+  std::vector<nlohmann::json> requests() const;
+
+ private:
+  int pid_ = -1;
+  std::string port_;
+  std::string ca_file_;
+  std::string log_;
+};
+
+}  // namespace bowline::image::test
