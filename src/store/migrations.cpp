@@ -1,0 +1,179 @@
+#include "store/migrations.hpp"
+
+#include <string>
+
+namespace bowline::store {
+
+namespace {
+
+// v1: the first real schema. Times are Unix milliseconds (INTEGER); IPv4 addresses are
+// host-order integers; lists and sets are JSON arrays in TEXT columns.
+void create_initial_schema(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE users (
+  id               INTEGER PRIMARY KEY,
+  username         TEXT NOT NULL UNIQUE,
+  email            TEXT NOT NULL DEFAULT '',
+  timezone         TEXT NOT NULL DEFAULT '',
+  service_password TEXT,
+  password_hash    TEXT NOT NULL DEFAULT '',
+  ssh_keys         TEXT NOT NULL DEFAULT '[]',
+  permissions      TEXT NOT NULL DEFAULT '[]',
+  created_at       INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE api_tokens (
+  id           INTEGER PRIMARY KEY,
+  user_id      INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  token_sha256 TEXT NOT NULL UNIQUE,
+  name         TEXT NOT NULL DEFAULT '',
+  created_at   INTEGER NOT NULL,
+  last_used    INTEGER
+) STRICT;
+CREATE INDEX api_tokens_by_user ON api_tokens(user_id);
+
+CREATE TABLE templates (
+  id         INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL UNIQUE,
+  yaml       TEXT NOT NULL,
+  revision   INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE pools (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  template_id INTEGER NOT NULL REFERENCES templates(id),
+  size        INTEGER NOT NULL CHECK (size >= 0),
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE spaces (
+  id                        TEXT PRIMARY KEY,
+  name                      TEXT NOT NULL,
+  owner_id                  INTEGER REFERENCES users(id),
+  template_id               INTEGER NOT NULL REFERENCES templates(id),
+  applied_template_revision INTEGER NOT NULL DEFAULT 0,
+  desired_state             TEXT NOT NULL,
+  state                     TEXT NOT NULL,
+  error                     TEXT NOT NULL DEFAULT '',
+  ip                        TEXT,
+  uuid                      TEXT NOT NULL,
+  vnc_password              TEXT NOT NULL DEFAULT '',
+  domain_name               TEXT NOT NULL UNIQUE,
+  node                      TEXT NOT NULL DEFAULT '',
+  pool_id                   INTEGER REFERENCES pools(id) ON DELETE SET NULL,
+  created_at                INTEGER NOT NULL,
+  updated_at                INTEGER NOT NULL,
+  UNIQUE (owner_id, name)
+) STRICT;
+CREATE INDEX spaces_by_template ON spaces(template_id);
+CREATE INDEX spaces_by_pool ON spaces(pool_id);
+
+CREATE TABLE ip_leases (
+  network_key TEXT NOT NULL,
+  ip          INTEGER NOT NULL CHECK (ip BETWEEN 0 AND 4294967295),
+  space_id    TEXT NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (network_key, ip),
+  UNIQUE (space_id, network_key)
+) STRICT;
+
+-- Operations and events are history: they keep a deleted space's id, so no foreign key.
+CREATE TABLE operations (
+  id          INTEGER PRIMARY KEY,
+  space_id    TEXT,
+  kind        TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  step        TEXT NOT NULL DEFAULT '',
+  progress    INTEGER NOT NULL DEFAULT 0 CHECK (progress BETWEEN 0 AND 100),
+  error       TEXT NOT NULL DEFAULT '',
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  finished_at INTEGER
+) STRICT;
+CREATE INDEX operations_by_space ON operations(space_id);
+
+CREATE TABLE events (
+  seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+  time     INTEGER NOT NULL,
+  kind     TEXT NOT NULL,
+  space_id TEXT,
+  payload  TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+)sql");
+}
+
+// v2: API tokens may expire (web sessions and short-lived CLI logins); NULL never expires.
+void add_token_expiry(Db& db) {
+  db.exec("ALTER TABLE api_tokens ADD COLUMN expires_at INTEGER");
+}
+
+void check_foreign_keys(Db& db, const Migration& step) {
+  auto statement = db.prepare("PRAGMA foreign_key_check");
+  if (statement.step())
+    throw StoreError("schema migration " + std::to_string(step.version) + " (" +
+                     std::string(step.name) + ") left a row in table '" + statement.column_text(0) +
+                     "' pointing at a missing row of '" + statement.column_text(2) + "'");
+}
+
+}  // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> steps{
+      {1, "initial schema", create_initial_schema},
+      {2, "api tokens may expire", add_token_expiry},
+  };
+  return steps;
+}
+
+int latest_schema_version() {
+  return migrations().back().version;
+}
+
+int schema_version(Db& db) {
+  return static_cast<int>(db.pragma_int("user_version"));
+}
+
+void migrate(Db& db, std::optional<int> target) {
+  const int latest = latest_schema_version();
+  const int goal = target.value_or(latest);
+  if (goal < 0 || goal > latest)
+    throw StoreError("no schema version " + std::to_string(goal) + " (latest is " +
+                     std::to_string(latest) + ")");
+
+  auto guard = db.lock();
+  if (int current = schema_version(db); current > latest)
+    throw StoreError("the database " + db.file().string() + " has schema version " +
+                     std::to_string(current) + ", newer than this bowline understands (" +
+                     std::to_string(latest) + "); run a newer bowline");
+  if (schema_version(db) >= goal) return;
+
+  // PRAGMA foreign_keys is ignored inside a transaction, so switch it off around the steps.
+  db.exec("PRAGMA foreign_keys=OFF");
+  try {
+    for (const auto& step : migrations()) {
+      if (step.version > goal) break;
+      Transaction transaction(db);
+      // Another connection may have applied this step since we looked.
+      if (schema_version(db) >= step.version) continue;
+      try {
+        step.apply(db);
+        check_foreign_keys(db, step);
+        db.exec("PRAGMA user_version=" + std::to_string(step.version));
+        transaction.commit();
+      } catch (const StoreError& e) {
+        throw StoreError("schema migration " + std::to_string(step.version) + " (" +
+                         std::string(step.name) + ") failed: " + e.what());
+      }
+    }
+  } catch (...) {
+    db.exec("PRAGMA foreign_keys=ON");
+    throw;
+  }
+  db.exec("PRAGMA foreign_keys=ON");
+}
+
+}  // namespace bowline::store

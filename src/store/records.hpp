@@ -1,0 +1,161 @@
+// What the store keeps: plain structs, one per table row. Times are Unix milliseconds from the
+// store's Clock; IPv4 addresses are host-order integers (198.51.100.7 = 0xC6336407).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bowline::store {
+
+// ---- users --------------------------------------------------------------------------------
+
+enum class Permission { Admin, UseVnc, UseWebTerminal };
+const char* to_string(Permission);                             // admin | use-vnc | use-web-terminal
+std::optional<Permission> parse_permission(std::string_view);  // nullopt when unknown
+
+struct User {
+  std::int64_t id = 0;
+  std::string username;
+  std::string email;
+  std::string timezone;                         // e.g. "Europe/Berlin"; empty: the image's
+  std::optional<std::string> service_password;  // clear text (the guest gets only a hash)
+  std::string password_hash;                    // web login; empty: no password login
+  std::vector<std::string> ssh_keys;            // OpenSSH public keys, in the order added
+  std::set<Permission> permissions;
+  std::int64_t created_at = 0;
+
+  bool has(Permission permission) const { return permissions.count(permission) != 0; }
+};
+
+// What create() needs; id and created_at come from the store.
+struct NewUser {
+  std::string username;
+  std::string email;
+  std::string timezone;
+  std::optional<std::string> service_password;
+  std::string password_hash;
+  std::vector<std::string> ssh_keys;
+  std::set<Permission> permissions;
+};
+
+struct ApiToken {
+  std::int64_t id = 0;
+  std::int64_t user_id = 0;
+  std::string token_sha256;  // lowercase hex of SHA-256 of the secret; the secret is never kept
+  std::string name;
+  std::int64_t created_at = 0;
+  std::optional<std::int64_t> last_used;
+  std::optional<std::int64_t> expires_at;  // nullopt: never
+
+  bool expired(std::int64_t now_unix_ms) const { return expires_at && *expires_at <= now_unix_ms; }
+};
+
+// ---- templates and pools ------------------------------------------------------------------
+
+struct Template {
+  std::int64_t id = 0;
+  std::string name;
+  std::string yaml;
+  std::int64_t revision = 1;  // 1 at creation, +1 on every update
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+};
+
+struct Pool {
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t template_id = 0;
+  std::int64_t size = 0;  // members to keep ready
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+};
+
+// ---- spaces -------------------------------------------------------------------------------
+
+enum class SpaceState { Pending, Creating, Running, Stopping, Stopped, Starting, Deleting, Error };
+const char* to_string(SpaceState);
+std::optional<SpaceState> parse_space_state(std::string_view);
+
+enum class DesiredState { Running, Stopped };
+const char* to_string(DesiredState);
+std::optional<DesiredState> parse_desired_state(std::string_view);
+
+struct Space {
+  std::string id;  // a UUID, chosen by the caller
+  std::string name;
+  std::optional<std::int64_t> owner_id;  // nullopt: an unclaimed pool member
+  std::int64_t template_id = 0;
+  std::int64_t applied_template_revision = 0;  // 0: never defined
+  DesiredState desired_state = DesiredState::Stopped;
+  SpaceState state = SpaceState::Pending;
+  std::string error;              // why the space is in state error; empty otherwise
+  std::optional<std::string> ip;  // last known address, for display (leases hold the truth)
+  std::string uuid;               // the domain's SMBIOS UUID
+  std::string vnc_password;
+  std::string domain_name;  // unique on the host
+  std::string node;
+  std::optional<std::int64_t> pool_id;
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+};
+
+struct NewSpace {
+  std::string id;
+  std::string name;
+  std::optional<std::int64_t> owner_id;
+  std::int64_t template_id = 0;
+  DesiredState desired_state = DesiredState::Running;
+  SpaceState state = SpaceState::Pending;
+  std::string uuid;
+  std::string vnc_password;
+  std::string domain_name;
+  std::string node;
+  std::optional<std::int64_t> pool_id;
+};
+
+// ---- addresses ----------------------------------------------------------------------------
+
+struct IpLease {
+  std::string network_key;  // which address space (e.g. "bridge:br0:198.51.100.0/24")
+  std::uint32_t ip = 0;
+  std::string space_id;
+  std::int64_t created_at = 0;
+};
+
+std::string format_ipv4(std::uint32_t ip);  // dotted quad
+
+// ---- operations and events ----------------------------------------------------------------
+
+enum class OperationState { Pending, Running, Succeeded, Failed };
+const char* to_string(OperationState);
+std::optional<OperationState> parse_operation_state(std::string_view);
+
+struct Operation {
+  std::int64_t id = 0;
+  std::optional<std::string> space_id;
+  std::string kind;  // create | start | stop | restart | delete | set-ip | claim | ...
+  OperationState state = OperationState::Pending;
+  std::string step;   // what it is doing now ("downloading image")
+  int progress = 0;   // 0..100
+  std::string error;  // why it failed
+  std::int64_t created_at = 0;
+  std::int64_t updated_at = 0;
+  std::optional<std::int64_t> finished_at;
+
+  bool finished() const { return finished_at.has_value(); }
+};
+
+struct Event {
+  std::int64_t seq = 0;  // increases with every event, never reused
+  std::int64_t time = 0;
+  std::string kind;  // e.g. space.state, operation.progress
+  std::optional<std::string> space_id;
+  nlohmann::json payload = nlohmann::json::object();
+};
+
+}  // namespace bowline::store

@@ -1,0 +1,74 @@
+// The store: one SQLite database file (WAL) holding bowline's state, migrated to the latest
+// schema when opened, with one repository per table family.
+//
+//   util::SystemClock clock;
+//   store::Store store(data_dir / "bowline.db", clock);
+//   auto tmpl = store.templates().create("dev", yaml);
+//   {
+//     auto transaction = store.transaction();  // several calls as one
+//     auto space = store.spaces().create({...});
+//     auto lease = store.leases().allocate_ip(key, space.id, first, last, excluded);
+//     if (!lease) throw ...;                    // rolled back: the space row goes too
+//     transaction.commit();
+//   }
+//
+// Thread-safe: every call holds the connection's lock; a transaction holds it until it ends
+// (on the thread that began it). Repository references live as long as the Store.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+
+#include "store/leases.hpp"
+#include "store/migrations.hpp"
+#include "store/operations.hpp"
+#include "store/spaces.hpp"
+#include "store/sqlite.hpp"
+#include "store/templates.hpp"
+#include "store/users.hpp"
+#include "util/clock.hpp"
+
+namespace bowline::store {
+
+class Store {
+ public:
+  struct Options {
+    std::chrono::milliseconds busy_timeout{10'000};  // how long a writer waits for another
+  };
+
+  // Opens or creates the file and migrates it to the latest schema. Throws StoreError when
+  // the file cannot be opened or its schema is newer than this program.
+  Store(const std::filesystem::path& file, const util::Clock& clock) : Store(file, clock, {}) {}
+  Store(const std::filesystem::path& file, const util::Clock& clock, Options options);
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // BEGIN IMMEDIATE on this connection; repository calls made before it ends are part of it.
+  Transaction transaction() { return Transaction(db_); }
+
+  UserRepository& users() { return users_; }
+  TokenRepository& tokens() { return tokens_; }
+  TemplateRepository& templates() { return templates_; }
+  PoolRepository& pools() { return pools_; }
+  SpaceRepository& spaces() { return spaces_; }
+  LeaseRepository& leases() { return leases_; }
+  OperationRepository& operations() { return operations_; }
+  EventRepository& events() { return events_; }
+
+  Db& db() { return db_; }
+  const util::Clock& clock() const { return clock_; }
+
+ private:
+  const util::Clock& clock_;
+  Db db_;
+  UserRepository users_{db_, clock_};
+  TokenRepository tokens_{db_, clock_};
+  TemplateRepository templates_{db_, clock_};
+  PoolRepository pools_{db_, clock_};
+  SpaceRepository spaces_{db_, clock_};
+  LeaseRepository leases_{db_, clock_};
+  OperationRepository operations_{db_, clock_};
+  EventRepository events_{db_, clock_};
+};
+
+}  // namespace bowline::store

@@ -1,0 +1,61 @@
+// Users and their API tokens.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/records.hpp"
+#include "store/repository.hpp"
+
+namespace bowline::store {
+
+class UserRepository : public Repository {
+ public:
+  using Repository::Repository;
+
+  // ConflictError when the username is taken.
+  User create(const NewUser& user);
+  std::optional<User> get(std::int64_t id);
+  std::optional<User> find_by_username(std::string_view username);
+  std::vector<User> list();  // ordered by username
+  std::int64_t count();
+
+  // Writes username, email, timezone, service password, SSH keys and permissions (not the
+  // password hash, not created_at). NotFoundError, or ConflictError on a taken username.
+  void update(const User& user);
+  void set_password_hash(std::int64_t id, std::string_view hash);
+  void set_permissions(std::int64_t id, const std::set<Permission>& permissions);
+  // false when the user already has this exact key.
+  bool add_ssh_key(std::int64_t id, std::string_view key);
+  // false when the user did not have it.
+  bool remove_ssh_key(std::int64_t id, std::string_view key);
+  // Takes the user's tokens with it; ConflictError while the user still owns spaces.
+  void remove(std::int64_t id);
+
+ private:
+  User require(std::int64_t id);
+  void write_keys(std::int64_t id, const std::vector<std::string>& keys);
+};
+
+class TokenRepository : public Repository {
+ public:
+  using Repository::Repository;
+
+  // `token_sha256`: lowercase hex SHA-256 of the secret (util::sha256_hex); the secret itself
+  // is never stored. NotFoundError for an unknown user.
+  ApiToken create(std::int64_t user_id, std::string_view token_sha256, std::string_view name,
+                  std::optional<std::int64_t> expires_at = std::nullopt);
+  std::optional<ApiToken> get(std::int64_t id);
+  std::optional<ApiToken> find_by_hash(std::string_view token_sha256);
+  // The token when it is known and not expired, with last_used set to now; nullopt otherwise.
+  std::optional<ApiToken> authenticate(std::string_view token_sha256);
+  std::vector<ApiToken> list_for_user(std::int64_t user_id);  // oldest first
+  bool remove(std::int64_t id);
+  int remove_expired();  // returns how many went
+};
+
+}  // namespace bowline::store

@@ -1,0 +1,72 @@
+// Shared by the store tests: a temporary directory per test and a Store on a real file in it,
+// with a manual clock.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "store/store.hpp"
+#include "util/clock.hpp"
+
+namespace bowline::store::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    auto pattern = (std::filesystem::temp_directory_path() / "bowline-store-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+class StoreTest : public ::testing::Test {
+ protected:
+  std::filesystem::path file() const { return dir_.path() / "bowline.db"; }
+
+  Store& store() {
+    if (!store_) store_ = std::make_unique<Store>(file(), clock_);
+    return *store_;
+  }
+  void close() { store_.reset(); }
+
+  User make_user(const std::string& username) {
+    NewUser user;
+    user.username = username;
+    return store().users().create(user);
+  }
+  Template make_template(const std::string& name = "dev") {
+    return store().templates().create(name, "name: " + name + "\n");
+  }
+  Space make_space(const std::string& name, std::optional<std::int64_t> owner_id,
+                   std::int64_t template_id, std::optional<std::int64_t> pool_id = std::nullopt) {
+    NewSpace space;
+    space.id = "id-" + name;
+    space.name = name;
+    space.owner_id = owner_id;
+    space.template_id = template_id;
+    space.uuid = "uuid-" + name;
+    space.domain_name = "bowline-" + name;
+    space.pool_id = pool_id;
+    return store().spaces().create(space);
+  }
+
+  TempDir dir_;
+  util::ManualClock clock_;
+  std::unique_ptr<Store> store_;
+};
+
+}  // namespace bowline::store::testing
