@@ -1,0 +1,33 @@
+// A bidirectional byte stream: a domain's serial console today, a VNC socket later. The web
+// console pumps bytes between one of these and a WebSocket; tests substitute a socketpair.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+namespace bowline::libvirt {
+
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+
+  // Waits up to `timeout` for bytes and returns what has arrived (at most `max` bytes). An
+  // empty result means nothing arrived in time, or the stream has ended: see eof(). Throws
+  // HypervisorError when the stream failed.
+  virtual std::string read(std::chrono::milliseconds timeout, std::size_t max = 64 * 1024) = 0;
+
+  // Sends all of `data`, waiting while the other side cannot take more. Throws HypervisorError
+  // when the stream has ended or failed.
+  virtual void write(std::string_view data) = 0;
+
+  // True once the other side has closed the stream (or it failed) and every byte that arrived
+  // before that has been read.
+  virtual bool eof() const = 0;
+
+  // Ends the stream; later reads return nothing and writes throw. Idempotent; the destructor
+  // closes too.
+  virtual void close() = 0;
+};
+
+}  // namespace bowline::libvirt

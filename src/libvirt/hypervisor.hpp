@@ -1,0 +1,263 @@
+// The Hypervisor seam: everything the engine asks of a virtualisation host, in our own types.
+// LibvirtHypervisor (libvirt_hypervisor.hpp) implements it over the libvirt C API; libvirt's
+// `test:///default` driver makes that implementation a fast double for tests.
+//
+// Domains are named by their libvirt name. Every call is safe from any thread. Failures throw
+// HypervisorError, whose message names the object and the cause, e.g.
+//   domain "alice-dev": cannot start: Requested operation is not valid: domain is already running
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libvirt/byte_stream.hpp"
+#include "libvirt/domain_xml.hpp"
+
+namespace bowline::libvirt {
+
+// ---- errors ------------------------------------------------------------------------------
+
+class HypervisorError : public std::runtime_error {
+ public:
+  // `code` and `error_domain` are libvirt's virErrorNumber and virErrorDomain (0 when the
+  // error is ours, not libvirt's); `cause` is libvirt's own message.
+  HypervisorError(const std::string& message, int code = 0, int error_domain = 0,
+                  std::string cause = {});
+
+  int code() const noexcept { return code_; }
+  int error_domain() const noexcept { return error_domain_; }
+  const std::string& cause() const noexcept { return cause_; }
+
+  bool is_no_domain() const noexcept;          // VIR_ERR_NO_DOMAIN
+  bool is_no_network() const noexcept;         // VIR_ERR_NO_NETWORK
+  bool is_operation_invalid() const noexcept;  // e.g. starting a running domain
+  bool is_unsupported() const noexcept;        // the driver cannot do it (or not with these flags)
+  bool is_agent_unavailable() const noexcept;  // no guest agent, or it did not answer in time
+
+ private:
+  int code_;
+  int error_domain_;
+  std::string cause_;
+};
+
+// ---- domains -----------------------------------------------------------------------------
+
+// libvirt's virDomainState.
+enum class DomainState {
+  NoState,
+  Running,
+  Blocked,
+  Paused,
+  ShuttingDown,
+  Shutoff,
+  Crashed,
+  PMSuspended,
+  Unknown
+};
+const char* to_string(DomainState state);
+
+struct DomainStatus {
+  DomainState state = DomainState::NoState;
+  int reason = 0;  // libvirt's vir<State>Reason for that state (e.g. VIR_DOMAIN_SHUTOFF_CRASHED)
+};
+
+struct DomainInfo {
+  std::string name;
+  std::string uuid;  // lowercase, with dashes
+  DomainStatus status;
+  bool persistent = false;
+  bool autostart = false;
+  // Our <metadata> element (namespace kMetadataNamespace); nullopt: not bowline's domain.
+  std::optional<DomainMetadata> metadata;
+};
+
+struct StartOptions {
+  bool paused = false;       // VIR_DOMAIN_START_PAUSED: attach the console, then resume()
+  bool reset_nvram = false;  // VIR_DOMAIN_START_RESET_NVRAM: fresh UEFI variables
+};
+
+// ---- lifecycle events --------------------------------------------------------------------
+
+// libvirt's virDomainEventType.
+enum class LifecycleEventType {
+  Defined,
+  Undefined,
+  Started,
+  Suspended,
+  Resumed,
+  Stopped,
+  Shutdown,
+  PMSuspended,
+  Crashed,
+  Unknown
+};
+const char* to_string(LifecycleEventType type);
+
+struct LifecycleEvent {
+  std::string domain;  // name
+  std::string uuid;
+  LifecycleEventType type = LifecycleEventType::Unknown;
+  int detail =
+      0;  // libvirt's virDomainEvent<Type>DetailType, e.g. VIR_DOMAIN_EVENT_STOPPED_CRASHED
+};
+
+// "stopped (destroyed)", "started (booted)", ...
+std::string describe(const LifecycleEvent& event);
+// The state the domain is in after the event; nullopt for events that do not change it
+// (defined, undefined, a shutdown that has only begun).
+std::optional<DomainState> state_after(const LifecycleEvent& event);
+// A stop the guest or QEMU caused rather than someone's shutdown/destroy: crashed or failed.
+bool is_crash(const LifecycleEvent& event);
+
+// Called on the hypervisor's event thread; keep it short (hand work to another thread) and
+// don't throw (an exception is dropped).
+using LifecycleCallback = std::function<void(const LifecycleEvent&)>;
+
+// Stops delivery when destroyed or reset(); once that returns, the callback is not running
+// and will not run again (except when reset() is called from inside the callback itself).
+// Don't destroy it while holding a lock that the callback takes.
+class Subscription {
+ public:
+  Subscription() = default;
+  explicit Subscription(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
+  Subscription(Subscription&& other) noexcept;
+  Subscription& operator=(Subscription&& other) noexcept;
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+  ~Subscription();
+
+  void reset();
+  explicit operator bool() const noexcept { return static_cast<bool>(cancel_); }
+
+ private:
+  std::function<void()> cancel_;
+};
+
+// ---- guest addresses ---------------------------------------------------------------------
+
+enum class AddressSource { Lease, Agent };  // VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_*
+
+struct InterfaceAddress {
+  std::string interface;  // the host-side name (lease) or the guest's name (agent)
+  std::string mac;
+  std::string address;
+  unsigned prefix = 0;
+  bool ipv6 = false;
+};
+
+// ---- networks ----------------------------------------------------------------------------
+
+struct NetworkInfo {
+  std::string name;
+  std::string uuid;
+  bool active = false;
+  bool persistent = false;
+  bool autostart = false;
+  std::string bridge;  // empty when the network has none
+};
+
+// ---- node devices ------------------------------------------------------------------------
+
+enum class NodeDeviceKind { Pci, Usb };
+
+struct NodeDevice {
+  NodeDeviceKind kind = NodeDeviceKind::Pci;
+  std::string name;    // libvirt's: pci_0000_01_00_0, usb_1_2
+  std::string parent;  // e.g. "computer", "pci_0000_00_14_0"
+  std::string driver;  // the host driver bound to it ("vfio-pci", "xhci_hcd"); empty if none
+  std::uint32_t vendor_id = 0, product_id = 0;
+  std::string vendor, product;  // names, when libvirt knows them
+  // PCI
+  std::uint32_t pci_domain = 0, pci_bus = 0, pci_slot = 0, pci_function = 0;
+  std::uint32_t pci_class = 0;               // e.g. 0x030000 for a VGA controller
+  std::optional<std::uint32_t> iommu_group;  // none: cannot be passed through
+  // USB
+  std::uint32_t usb_bus = 0, usb_device = 0;
+};
+
+// PCI needs an IOMMU group for VFIO; a USB device can always be handed over.
+bool passthrough_capable(const NodeDevice& device);
+
+// ---- host capability ---------------------------------------------------------------------
+
+struct DomainCapabilities {
+  std::string domain_type;    // "kvm", "qemu", ...
+  bool supported = false;     // QEMU (or the driver) can run domains of this type here
+  std::string reason;         // why not, when !supported
+  bool requires_kvm = false;  // the type needs /dev/kvm (checked by the caller, not here)
+  std::string emulator;       // /usr/bin/qemu-system-x86_64
+  std::string machine;        // default machine type, e.g. pc-i440fx-7.2
+  std::string arch;           // x86_64
+  unsigned max_vcpus = 0;
+  std::vector<std::string> firmware;  // auto-selectable firmware, e.g. {"efi"}
+};
+
+// ---- the seam ----------------------------------------------------------------------------
+
+class Hypervisor {
+ public:
+  virtual ~Hypervisor() = default;
+
+  virtual std::string uri() const = 0;
+
+  // Defines (or redefines, same name and UUID) a persistent domain, validating the XML
+  // against libvirt's schema (VIR_DOMAIN_DEFINE_VALIDATE). Returns the defined domain.
+  // Another domain with the same name but a different UUID is an error.
+  virtual DomainInfo define(const std::string& xml) = 0;
+  virtual void start(const std::string& name, StartOptions options = {}) = 0;
+  virtual void resume(const std::string& name) = 0;
+  // Asks the guest to power off (ACPI power button; a driver that has no such choice, like
+  // the test driver, uses its own way) and returns at once: watch for the Stopped event.
+  virtual void shutdown(const std::string& name) = 0;
+  // Pulls the plug. Returns false when the domain was not running (nothing to do); throws
+  // (is_no_domain) when there is no such domain.
+  virtual bool destroy(const std::string& name) = 0;
+  // Removes the definition with its NVRAM, managed save image and snapshot/checkpoint
+  // metadata. Returns false when there was no such domain. A running domain keeps running
+  // as a transient one: destroy it first.
+  virtual bool undefine(const std::string& name) = 0;
+
+  virtual std::optional<DomainInfo> lookup(const std::string& name) = 0;
+  virtual std::vector<DomainInfo> list() = 0;  // every domain on the host, bowline's or not
+  virtual DomainStatus state(const std::string& name) = 0;
+  virtual void set_autostart(const std::string& name, bool autostart) = 0;
+  // The domain's XML: the live one while it runs, unless `inactive` (the next boot's).
+  virtual std::string domain_xml(const std::string& name, bool inactive = false) = 0;
+
+  // One entry per address; the domain must be running.
+  virtual std::vector<InterfaceAddress> interface_addresses(const std::string& name,
+                                                            AddressSource source) = 0;
+  // Sends a QEMU guest agent command (JSON) and returns the agent's JSON reply.
+  virtual std::string agent_command(const std::string& name, const std::string& json,
+                                    std::chrono::seconds timeout) = 0;
+
+  virtual Subscription subscribe(LifecycleCallback callback) = 0;
+
+  virtual std::optional<NetworkInfo> lookup_network(const std::string& name) = 0;
+  virtual std::vector<NetworkInfo> list_networks() = 0;
+  bool network_exists(const std::string& name) { return lookup_network(name).has_value(); }
+  bool network_active(const std::string& name) {
+    const auto network = lookup_network(name);
+    return network && network->active;
+  }
+
+  // PCI and USB devices of the host, for passthrough checks.
+  virtual std::vector<NodeDevice> node_devices() = 0;
+  // Never throws for "this host cannot": that is {supported = false, reason}.
+  virtual DomainCapabilities domain_capabilities(const std::string& domain_type) = 0;
+
+  // The domain's serial console (`device`: a console alias such as "serial0"; empty: the
+  // first console). With `force`, takes it over from another client.
+  virtual std::unique_ptr<ByteStream> open_console(const std::string& name,
+                                                   const std::string& device = {},
+                                                   bool force = true) = 0;
+};
+
+}  // namespace bowline::libvirt

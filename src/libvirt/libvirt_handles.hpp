@@ -1,0 +1,55 @@
+// Internal to src/libvirt: owning handles for libvirt objects and libvirt's last error as a
+// HypervisorError. Not for use outside this folder (it pulls in the libvirt C headers).
+#pragma once
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "libvirt/byte_stream.hpp"
+#include "libvirt/hypervisor.hpp"
+
+namespace bowline::libvirt::detail {
+
+struct ConnectClose {
+  void operator()(virConnectPtr p) const noexcept { virConnectClose(p); }
+};
+struct DomainFree {
+  void operator()(virDomainPtr p) const noexcept { virDomainFree(p); }
+};
+struct NetworkFree {
+  void operator()(virNetworkPtr p) const noexcept { virNetworkFree(p); }
+};
+struct NodeDeviceFree {
+  void operator()(virNodeDevicePtr p) const noexcept { virNodeDeviceFree(p); }
+};
+struct StreamFree {
+  void operator()(virStreamPtr p) const noexcept { virStreamFree(p); }
+};
+struct MallocFree {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+
+using Connection = std::unique_ptr<virConnect, ConnectClose>;  // one reference
+using Domain = std::unique_ptr<virDomain, DomainFree>;
+using Network = std::unique_ptr<virNetwork, NetworkFree>;
+using NodeDev = std::unique_ptr<virNodeDevice, NodeDeviceFree>;
+using Stream = std::unique_ptr<virStream, StreamFree>;
+using CString = std::unique_ptr<char, MallocFree>;  // strings libvirt hands over to us
+
+// libvirt's last error on this thread as `<subject>: cannot <action>: <libvirt's message>`;
+// resets it.
+HypervisorError last_error(std::string_view subject, std::string_view action);
+
+// `domain "alice-dev"`
+std::string domain_subject(std::string_view name);
+
+// A domain's serial console over a non-blocking libvirt stream (virDomainOpenConsole has
+// already been called on it). Bytes arrive through a stream callback on the event loop.
+std::unique_ptr<ByteStream> make_console_stream(Stream stream, std::string subject);
+
+}  // namespace bowline::libvirt::detail
