@@ -8,5 +8,6 @@ namespace bowline::cli {
 void add_template_verbs(CLI::App& app, int& exit_code);
 void add_catalog_verbs(CLI::App& app, int& exit_code);
 void add_render_verb(CLI::App& template_group, int& exit_code);
+void add_kubevirt_verbs(CLI::App& app, int& exit_code);
 
 }  // namespace bowline::cli

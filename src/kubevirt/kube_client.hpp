@@ -1,0 +1,31 @@
+// The Kubernetes API as one call: a request on a path, a status and a body back. The apply
+// and delete logic (apply.hpp) talks only to this seam; CurlKubeClient (curl_client.hpp) is
+// the real one, tests use doubles.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace bowline::kubevirt {
+
+struct HttpResponse {
+  long status = 0;
+  std::string body;
+};
+
+// The request never reached the server or never came back (connection, TLS, timeout).
+class TransportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+  // `target` is the path with its query, e.g. /api/v1/namespaces/ns/secrets/x?fieldManager=y.
+  // An empty body sends none. Throws TransportError.
+  virtual HttpResponse send(const std::string& method, const std::string& target,
+                            const std::string& content_type, const std::string& body) = 0;
+};
+
+}  // namespace bowline::kubevirt

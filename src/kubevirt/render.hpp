@@ -1,0 +1,67 @@
+// A Spec as KubeVirt manifests: the VirtualMachine, the Secret with its cloud-init (when the
+// VM gets a cloud-init disk), the Service that reaches it and the DataVolume of its system
+// disk. Pure: no I/O, no clock, the same inputs give the same bytes.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "spec/spec.hpp"
+
+namespace bowline::kubevirt {
+
+// The space's owner: the account bowline's user-data creates in the guest.
+struct Owner {
+  std::string username;
+  std::string email;
+  std::string timezone;                 // empty: leave the image's
+  std::optional<std::string> password;  // clear text; only its SHA-512 crypt hash is rendered
+  std::vector<std::string> ssh_keys;    // the owner's own keys (the spec's sshKeys follow)
+};
+
+enum class PodBinding { Bridge, Masquerade };
+
+struct RenderOptions {
+  std::string ns;  // the Kubernetes namespace (also in the cloudInitSeed UUID)
+  Owner owner;
+  std::string space_name;  // recorded as an annotation when given
+  // Salts the password hash; empty: "<namespace>/<VM name>", stable for the VM's life.
+  std::string space_id;
+  // A library image (bare name) is cloned from the PVC of that name in this namespace.
+  std::string image_namespace = "bowline-images";
+  // disks[].name refers to the DataVolume <prefix><name>; "vm-disk-" reuses Cozystack's VMDisks.
+  std::string data_volume_prefix;
+  std::string storage_class;               // empty: the cluster's default
+  std::string default_disk_size = "10Gi";  // a URL image without `disk`: CDI needs a size
+  // Bridge keeps the pod's address inside the guest, as Cozystack does; Masquerade NATs.
+  PodBinding pod_binding = PodBinding::Bridge;
+};
+
+struct Manifests {
+  // In the order to apply them: DataVolume, Secret (if any), VirtualMachine, Service.
+  std::vector<nlohmann::ordered_json> objects;
+  // What the spec asks for that has no KubeVirt meaning here, said once each.
+  std::vector<std::string> notes;
+};
+
+// Every problem that keeps the spec from becoming manifests, one per line.
+class RenderError : public std::runtime_error {
+ public:
+  explicit RenderError(const std::vector<std::string>& problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+// Throws RenderError. The spec must come from load_spec with values (no unknown fields).
+Manifests render_manifests(const spec::Spec& spec, const RenderOptions& options);
+
+// The names the manifests use, derived from the VM's name.
+std::string system_disk_name(const std::string& vm_name);  // the DataVolume
+std::string cloud_init_secret_name(const std::string& vm_name);
+
+}  // namespace bowline::kubevirt

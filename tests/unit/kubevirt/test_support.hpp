@@ -1,0 +1,65 @@
+// Helpers for the kubevirt tests: temporary directories, files, child processes (python3,
+// openssl) with their output captured, and rendering a template file the way the CLI does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kubevirt/render.hpp"
+#include "spec/expand.hpp"
+
+namespace bowline::kubevirt::test {
+
+std::string source_path(const std::string& relative);  // inside the repository
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+
+struct Finished {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs argv[0] from PATH with no shell in between; stdin is /dev/null.
+Finished run(const std::vector<std::string>& argv);
+
+// A child process that keeps running: its first line of stdout is read at start.
+class Server {
+ public:
+  explicit Server(const std::vector<std::string>& argv);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  const std::string& first_line() const { return first_line_; }
+
+ private:
+  int pid_ = -1;
+  std::string first_line_;
+};
+
+// The variables and owner every test uses: alice, space dev, namespace tenant-test.
+spec::Variables default_vars();
+RenderOptions default_options();
+
+// Loads the template (failing the test on any error) and renders it.
+spec::Spec load(const std::string& yaml, const spec::Variables& vars = default_vars());
+Manifests render(const std::string& yaml, const RenderOptions& options = default_options());
+
+// The first object of that kind; fails the test when there is none.
+const nlohmann::ordered_json& find_kind(const Manifests& m, const std::string& kind);
+bool has_kind(const Manifests& m, const std::string& kind);
+
+}  // namespace bowline::kubevirt::test
