@@ -1,0 +1,114 @@
+// The cloud-init NoCloud seed of a space: user-data, meta-data and network-config rendered
+// from a Plan (plan.guest says what cloud-init must do), and the seed ISO holding them.
+//
+// Every document is produced by yaml-cpp's emitter from a value tree, never by pasting values
+// into text, so a value with newlines, quotes, ": ", '#', '{', a leading '*', '&' or '!', or
+// any Unicode stays data. The output is pure ASCII: non-ASCII characters are written as
+// escapes. Scalars are written plain only when every YAML reader (yaml-cpp, PyYAML's YAML 1.1
+// resolver, which is what cloud-init uses, and YAML 1.2 readers) resolves them as the string
+// they are; otherwise they are double-quoted, or written as a literal block when that is
+// exactly equivalent (see cloud_init_yaml.hpp).
+//
+// Everything is deterministic: the same Plan gives byte-identical documents and ISO.
+//
+// user-data (`#cloud-config`)
+// ---------------------------
+//   hostname, manage_etc_hosts: true, ssh_pwauth: false, timezone (when set),
+//   users: exactly one user, plan.guest.username, with passwordless sudo, /bin/bash,
+//     ssh_authorized_keys = plan.guest.ssh_keys, `lock_passwd: false` + `passwd: <hash>` when
+//     password_hash is set, else `lock_passwd: true`. No `groups`: a group missing on the image
+//     (`sudo` does not exist on RHEL) makes cloud-init fail to create the user; the sudo rule
+//     alone grants sudo.
+//   write_files: /etc/profile.d/bowline-environment.sh with one `export NAME='value'` line per
+//     environment variable (single-quoted, ' as '\'' : exact for any value, newlines included).
+//   runcmd: qemu-guest-agent, installed only when the image lacks it with whichever package
+//     manager the guest has (apt-get, dnf, yum, zypper, apk, pacman; with a time limit), then
+//     enabled and started; every step is guarded so that neither an offline guest nor a
+//     missing tool fails the boot. cloud-init's `packages:` module is not used: it runs
+//     `apt-get update` whenever packages are listed, and an offline guest then ends cloud-init
+//     in error.
+//
+// The user's cloudInit (plan.guest.user_cloud_init) is combined with ours so both take effect:
+//   * `#cloud-config` (recognised as cloud-init does: case-insensitive, after leading blanks):
+//     parsed and deep-merged into ours, giving one document:
+//       - mappings merge key by key, recursively; keys only they have follow ours, in their order;
+//       - sequences concatenate, ours first (our runcmd runs before theirs, our write_files are
+//         written first);
+//       - anything else (scalars, type mismatches, tagged values): theirs win; a null of theirs
+//         (`key:` with no value) erases nothing;
+//       - except `users`: our user always stays, first. Their users follow it (a list is
+//         appended; a string such as "default" or "bob, carol" becomes one item; the mapping form
+//         {name: {...}} is turned into list items as cloud-init would). cloud-init merges
+//         same-named entries with the first one winning, so our settings for our user hold.
+//     Their scalars are re-emitted so that PyYAML reads the same values as from their text:
+//     plain scalars stay plain (`yes`, `0755`, `2024-01-01` keep their YAML 1.1 types), quoted
+//     ones stay strings, explicit tags are kept (verbatim); anchors and aliases are expanded;
+//     of duplicate keys the last wins, as in PyYAML.
+//   * anything else: a multipart MIME message (multipart/mixed) with our part text/cloud-config
+//     first, then theirs: a `#!` script as text/x-shellscript; their own MIME message (a header
+//     first, and Content-Type: first or "MIME-Version:" in the first 4096 bytes, as cloud-init
+//     detects it) nested as it is, its content type passed through (cloud-init walks nested
+//     multiparts); anything else as text/plain, which cloud-init types by its first line
+//     (#cloud-boothook, #include, ## template: jinja...; a cloud-config that arrives this way,
+//     as #cloud-config-archive or a jinja template, is merged by cloud-init's own default rule:
+//     its top-level keys replace ours). A part that is not plain 7-bit text is
+//     base64-encoded (cloud-init would otherwise mangle non-ASCII text). The boundary is derived
+//     from a hash of the parts and checked not to occur in any of them.
+//
+// network-config (version 2)
+// --------------------------
+//   * plan.guest.address set (bridged): the primary NIC, matched by plan.guest.primary_mac and
+//     renamed eth0 (set-name), gets the static address/prefix, a default route via the gateway
+//     (`routes`; gateway4 is deprecated) and nameservers = plan.guest.resolvers.
+//     Each further NIC (plan.nics[1..]) is matched by MAC, renamed eth1, eth2... and gets
+//     `dhcp4: true` with `optional: true` (boot does not wait for it); its DHCP routes come at
+//     the default DHCP metric, after the static default route. set-name is what makes a MAC
+//     match work with every cloud-init renderer: without it, renderers other than netplan
+//     (sysconfig, networkd, eni) take the entry's id for the interface name.
+//     A static address wins over dhcp_everywhere: the en*/eth* entries would shadow it.
+//   * dhcp_everywhere (netplanDhcp) without an address: two entries matching the names en* and
+//     eth*, each `dhcp4: true` with `dhcp4-overrides: {use-domains: true}` (keeps the DNS
+//     search domains DHCP offers). They cover the extra NICs too, which get no entry of their
+//     own (two entries matching one link conflict in netplan).
+//   * neither: no network-config (std::nullopt): cloud-init falls back to DHCP on the first NIC.
+//     Extra NICs are then left unconfigured, as on Cozystack without netplanDhcp.
+//
+// meta-data: instance-id (plan.instance_id), local-hostname (plan.hostname).
+//
+// Errors: std::invalid_argument when the plan cannot be rendered faithfully: no guest user
+// name, an environment variable name that is not a shell name or a value holding NUL, text
+// that is not valid UTF-8 (or holds a Unicode noncharacter), a static address without its
+// network or without the primary MAC, a user `#cloud-config` that is not one YAML mapping (the
+// spec loader reports most of these earlier), or one too large or too deeply nested to merge.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace bowline::guest {
+
+struct SeedDocuments {
+  std::string user_data;
+  std::string meta_data;
+  std::optional<std::string> network_config;  // empty: no network-config file
+};
+
+SeedDocuments render_seed(const plan::Plan& plan);
+
+std::string render_user_data(const plan::Plan& plan);
+std::string render_meta_data(const plan::Plan& plan);
+std::optional<std::string> render_network_config(const plan::Plan& plan);
+
+// For KubeVirt: the user-data Cozystack synthesises when a spec gives sshKeys and no cloudInit:
+// `#cloud-config` with a top-level ssh_authorized_keys list (the image's default user), each key
+// double-quoted as Cozystack writes it.
+std::string render_keys_only_user_data(const std::vector<std::string>& keys);
+
+// The NoCloud seed image: ISO 9660 + Joliet, volume id `cidata`, holding user-data, meta-data
+// and, when there is one, network-config (see iso9660_writer.hpp).
+std::string seed_iso(const plan::Plan& plan);
+
+}  // namespace bowline::guest
