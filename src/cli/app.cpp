@@ -14,6 +14,7 @@ int run(int argc, char** argv) {
   int exit_code = kExitOk;
   add_template_verbs(app, exit_code);
   add_catalog_verbs(app, exit_code);
+  add_kubevirt_verbs(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -70,6 +70,8 @@ void add_template_verbs(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"yaml", "json"}));
   show_cmd->callback(
       [args, &exit_code] { exit_code = show(args->file, args->vars, args->output); });
+
+  add_render_verb(*group, exit_code);
 }
 
 }  // namespace bowline::cli

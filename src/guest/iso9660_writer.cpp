@@ -127,6 +127,8 @@ std::uint32_t u32(std::size_t value) {
   return static_cast<std::uint32_t>(value);
 }
 
+constexpr std::size_t kMinimumSectors = 150;
+
 std::size_t sectors_for(std::size_t bytes) {
   return (bytes + kSectorSize - 1) / kSectorSize;
 }
@@ -442,7 +444,9 @@ std::string write_iso9660(std::string_view volume_id, const std::vector<IsoFile>
   if (any_empty && next == data_start) ++next;
   for (auto& entry : entries)
     if (entry.file->content.empty()) entry.extent = data_start;
-  const std::size_t total_sectors = next;
+  // Pad small images to 150 sectors (300 KiB), as mkisofs does: probes such as busybox's
+  // findfs/blkid read the first 68 KiB in one go and find nothing when the file is shorter.
+  const std::size_t total_sectors = std::max<std::size_t>(next, kMinimumSectors);
 
   const Tree primary = build_root(entries, false, primary_root);
   const Tree joliet = build_root(entries, true, joliet_root);
