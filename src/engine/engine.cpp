@@ -1,0 +1,627 @@
+#include "engine/engine.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "guest/cloud_init.hpp"
+#include "libvirt/domain_xml.hpp"
+#include "spec/loader.hpp"
+#include "spec/validators.hpp"
+
+namespace bowline::engine {
+
+namespace fs = std::filesystem;
+using store::SpaceState;
+
+namespace {
+
+std::string random_hex(std::size_t n) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += kHex[rng() & 15];
+  return out;
+}
+
+std::string random_uuid() {
+  auto h = random_hex(32);
+  h[12] = '4';
+  h[16] = "89ab"[h[16] % 4];
+  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
+         "-" + h.substr(20, 12);
+}
+
+// A space's name is part of its domain name and host name: keep it DNS-safe.
+void check_space_name(const std::string& name) {
+  if (auto problem = spec::check_dns_label(name); !problem.empty())
+    throw EngineError(EngineError::Kind::Invalid, "space name: " + problem);
+}
+
+// The network key under which a bridged template's addresses are leased: one address space
+// per bridge and subnet, shared by every template on it.
+std::string network_key(const spec::Network& n) {
+  return "bridge:" + n.bridge + ":" + n.cidr->to_string();
+}
+
+}  // namespace
+
+struct Engine::Loaded {
+  store::Space space;
+  store::Template tmpl;
+  store::User owner;
+  spec::Spec spec;
+};
+
+Engine::Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::ImageCache& images,
+               image::Disks& disks, const HostProbe& host, EventBus& events,
+               EngineSettings settings)
+    : store_(store),
+      hypervisor_(hypervisor),
+      images_(images),
+      disks_(disks),
+      host_(host),
+      events_(events),
+      settings_(std::move(settings)),
+      executor_(settings_.workers) {}
+
+Engine::~Engine() {
+  subscription_.reset();
+  executor_.drain();
+}
+
+void Engine::start() {
+  subscription_ =
+      hypervisor_.subscribe([this](const libvirt::LifecycleEvent& e) { on_lifecycle(e); });
+  reconcile();
+}
+
+void Engine::wait_idle() {
+  executor_.drain();
+}
+
+store::Space Engine::require(const std::string& id) {
+  auto space = store_.spaces().get(id);
+  if (!space) throw EngineError(EngineError::Kind::NotFound, "no space with id " + id);
+  return *space;
+}
+
+void Engine::set_state(const std::string& id, SpaceState state, const std::string& error) {
+  store_.spaces().set_state(id, state, error);
+  nlohmann::json payload = {{"state", store::to_string(state)}};
+  if (!error.empty()) payload["error"] = error;
+  events_.publish("space.state", id, payload);
+}
+
+void Engine::progress(std::int64_t operation, const std::string& id, const std::string& step,
+                      int percent) {
+  store_.operations().progress(operation, step, percent);
+  events_.publish("operation.progress", id,
+                  {{"operation", operation}, {"step", step}, {"progress", percent}});
+}
+
+Engine::Loaded Engine::load(const store::Space& space) {
+  Loaded l{space, {}, {}, {}};
+  auto tmpl = store_.templates().get(space.template_id);
+  if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "the space's template is gone");
+  l.tmpl = *tmpl;
+  if (space.owner_id) {
+    auto owner = store_.users().get(*space.owner_id);
+    if (!owner) throw EngineError(EngineError::Kind::NotFound, "the space's owner is gone");
+    l.owner = *owner;
+  }
+  l.spec = space_spec(space);
+  return l;
+}
+
+spec::Spec Engine::space_spec(const store::Space& space) {
+  auto tmpl = store_.templates().get(space.template_id);
+  if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "the space's template is gone");
+  std::optional<store::User> owner;
+  if (space.owner_id) owner = store_.users().get(*space.owner_id);
+  spec::Variables values = settings_.server_variables;
+  values["user.username"] = owner ? owner->username : "pool";
+  values["user.email"] = owner ? owner->email : "";
+  values["user.timezone"] = owner ? owner->timezone : "";
+  values["user.id"] = owner ? std::to_string(owner->id) : "";
+  values["space.name"] = space.name;
+  values["space.id"] = space.id;
+  values["space.ip_address"] = space.ip.value_or("");
+  values["template.name"] = tmpl->name;
+  values["template.id"] = std::to_string(tmpl->id);
+  auto result = spec::load_spec(tmpl->yaml, &values);
+  if (!result.spec) {
+    std::string message = "template \"" + tmpl->name + "\" does not expand for this space:";
+    for (const auto& d : result.diagnostics.sorted())
+      if (d.severity == spec::Severity::Error) message += " " + spec::format(d, tmpl->name);
+    throw EngineError(EngineError::Kind::Invalid, message);
+  }
+  return *result.spec;
+}
+
+Accepted Engine::create_space(const CreateSpaceRequest& request) {
+  check_space_name(request.name);
+  auto tmpl = store_.templates().find_by_name(request.template_name);
+  if (!tmpl)
+    throw EngineError(EngineError::Kind::NotFound, "no template named " + request.template_name);
+  auto owner = store_.users().get(request.owner_id);
+  if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
+  if (store_.spaces().find_by_name(owner->id, request.name))
+    throw EngineError(EngineError::Kind::Conflict,
+                      owner->username + " already has a space named " + request.name);
+
+  // Everything is checked before anything is made: the spec with this space's values, the
+  // domain name, the network.
+  store::Space probe;
+  probe.id = random_uuid();
+  probe.name = request.name;
+  probe.owner_id = owner->id;
+  probe.template_id = tmpl->id;
+  auto spec = space_spec(probe);
+  if (store_.spaces().find_by_domain_name(spec.name))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "another space already uses the domain name " + spec.name);
+  if (auto existing = hypervisor_.lookup(spec.name))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "libvirt already has a domain named " + spec.name +
+                          (existing->metadata ? " (left by bowline; see the reconciler's report)"
+                                              : " that bowline did not make"));
+  const bool bridged = spec.network.mode == spec::NetworkMode::Bridged;
+  if (bridged && !host_.bridge_exists(spec.network.bridge))
+    throw EngineError(
+        EngineError::Kind::Invalid,
+        "bridge " + spec.network.bridge +
+            " does not exist on this host: create it (and enslave a NIC) or use network.mode nat");
+  if (!bridged && !hypervisor_.network_exists(spec.network.bridge))
+    throw EngineError(EngineError::Kind::Invalid,
+                      "libvirt network " + spec.network.bridge + " does not exist on this host");
+  if (!bridged && request.ip)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "a NAT space gets its address by DHCP: --ip is for bridged templates");
+
+  store::NewSpace fresh;
+  fresh.id = probe.id;
+  fresh.name = request.name;
+  fresh.owner_id = owner->id;
+  fresh.template_id = tmpl->id;
+  fresh.desired_state = request.start ? store::DesiredState::Running : store::DesiredState::Stopped;
+  fresh.state = SpaceState::Pending;
+  fresh.uuid = random_uuid();
+  fresh.vnc_password = random_hex(8);
+  fresh.domain_name = spec.name;
+  fresh.node = settings_.node_name;
+
+  store::Space space;
+  {
+    auto transaction = store_.transaction();
+    space = store_.spaces().create(fresh);
+    if (bridged) {
+      const auto& net = *spec.network.cidr;
+      std::set<std::uint32_t> excluded{net.address.value, net.broadcast().value,
+                                       spec.network.gateway.value_or(net.first_usable()).value};
+      std::optional<store::IpLease> lease;
+      if (request.ip) {
+        auto ip = spec::Ipv4Address::parse(*request.ip);
+        if (!ip || !net.contains(*ip) || excluded.count(ip->value))
+          throw EngineError(EngineError::Kind::Invalid,
+                            *request.ip + " is not a usable address in " + net.to_string() +
+                                " (not the network, broadcast or gateway address)");
+        if (auto holder = store_.leases().holder(network_key(spec.network), ip->value))
+          throw EngineError(EngineError::Kind::Conflict,
+                            *request.ip + " is already held by another space");
+        lease = store_.leases().change_ip(network_key(spec.network), space.id, ip->value);
+      } else {
+        lease = store_.leases().allocate_ip(network_key(spec.network), space.id,
+                                            spec.network.range_start->value,
+                                            spec.network.range_end->value, excluded);
+        if (!lease)
+          throw EngineError(EngineError::Kind::Conflict,
+                            "the address range " + spec.network.range_start->to_string() + "-" +
+                                spec.network.range_end->to_string() + " is exhausted");
+      }
+      store_.spaces().set_ip(space.id, store::format_ipv4(lease->ip));
+      space.ip = store::format_ipv4(lease->ip);
+    }
+    transaction.commit();
+  }
+  events_.publish("space.created", space.id, {{"name", space.name}, {"domain", space.domain_name}});
+  const auto id = space.id;
+  const auto op =
+      enqueue(space, "create", [this, id, start = request.start](std::int64_t operation) {
+        if (start) {
+          bring_up(id, operation, true);
+        } else {
+          set_state(id, SpaceState::Stopped);
+        }
+      });
+  return {space, op};
+}
+
+std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
+                             std::function<void(std::int64_t)> body) {
+  const auto operation = store_.operations().create(space.id, kind);
+  events_.publish("operation.started", space.id, {{"operation", operation.id}, {"kind", kind}});
+  executor_.submit(
+      space.id, [this, id = space.id, op = operation.id, kind, body = std::move(body)] {
+        try {
+          body(op);
+          store_.operations().succeed(op);
+          events_.publish("operation.succeeded", id, {{"operation", op}, {"kind", kind}});
+        } catch (const std::exception& e) {
+          store_.operations().fail(op, e.what());
+          events_.publish("operation.failed", id,
+                          {{"operation", op}, {"kind", kind}, {"error", e.what()}});
+          if (store_.spaces().get(id))
+            set_state(id, SpaceState::Error, kind + " failed: " + e.what());
+        }
+      });
+  return operation.id;
+}
+
+// image -> overlay -> seed -> define -> start. `first`: a failure undoes what this made.
+void Engine::bring_up(const std::string& id, std::int64_t operation, bool first) {
+  auto space = require(id);
+  set_state(id, first ? SpaceState::Creating : SpaceState::Starting);
+  bool made_dir = false, defined = false;
+  Loaded l;
+  plan::Plan plan;
+  try {
+    l = load(space);
+    if (l.spec.network.mode == spec::NetworkMode::Bridged &&
+        !host_.bridge_exists(l.spec.network.bridge))
+      throw EngineError(EngineError::Kind::Invalid,
+                        "bridge " + l.spec.network.bridge + " does not exist on this host");
+    progress(operation, id, "resolving image", 5);
+    int last_percent = -1;
+    const auto base = images_.resolve(l.spec.image, [&](std::uint64_t done, std::uint64_t total) {
+      const int percent = total ? static_cast<int>(done * 100 / total) : 0;
+      if (percent != last_percent && percent % 5 == 0) {
+        last_percent = percent;
+        events_.publish("operation.progress", id,
+                        {{"operation", operation},
+                         {"step", "downloading image"},
+                         {"progress", 5 + percent * 60 / 100},
+                         {"bytes", done},
+                         {"total", total}});
+      }
+    });
+
+    plan::User user{l.owner.username,         l.owner.email,
+                    l.owner.timezone,         std::to_string(l.owner.id),
+                    l.owner.service_password, l.owner.ssh_keys};
+    plan::SpaceFacts facts;
+    facts.id = space.id;
+    facts.name = space.name;
+    if (space.ip) facts.ip = spec::Ipv4Address::parse(*space.ip);
+    facts.uuid = space.uuid;
+    facts.vnc_password = space.vnc_password;
+    facts.template_name = l.tmpl.name;
+    facts.template_id = std::to_string(l.tmpl.id);
+    plan = plan::make_plan(l.spec, user, facts, settings_.node);
+
+    progress(operation, id, "preparing disk", 70);
+    std::error_code ec;
+    if (!fs::exists(plan.space_dir, ec)) {
+      fs::create_directories(plan.space_dir);
+      fs::permissions(plan.space_dir, fs::perms::owner_all | fs::perms::group_read |
+                                          fs::perms::group_exec | fs::perms::others_read |
+                                          fs::perms::others_exec);
+      made_dir = true;
+    }
+    if (!fs::exists(plan.system_disk.path, ec))
+      disks_.create_overlay(base, plan.system_disk.path, l.spec.disk_bytes);
+    else if (l.spec.disk_bytes)
+      disks_.grow(plan.system_disk.path, *l.spec.disk_bytes);
+
+    progress(operation, id, "writing cloud-init seed", 80);
+    const auto iso = guest::seed_iso(plan);
+    std::string current;
+    if (std::ifstream in{plan.seed_iso, std::ios::binary})
+      current.assign(std::istreambuf_iterator<char>(in), {});
+    if (current != iso) {
+      const auto tmp = plan.seed_iso + ".tmp";
+      std::ofstream(tmp, std::ios::binary | std::ios::trunc)
+          .write(iso.data(), static_cast<std::streamsize>(iso.size()));
+      fs::rename(tmp, plan.seed_iso);
+    }
+
+    progress(operation, id, "defining domain", 90);
+    plan::User owner_facts = user;
+    hypervisor_.define(libvirt::render_domain_xml(plan, libvirt::metadata_for(facts, owner_facts)));
+    defined = true;
+    hypervisor_.set_autostart(plan.domain_name, l.spec.run_strategy == spec::RunStrategy::Always);
+    store_.spaces().set_applied_template_revision(id, l.tmpl.revision);
+
+    progress(operation, id, "starting", 95);
+    const auto status = hypervisor_.state(plan.domain_name);
+    if (status.state != libvirt::DomainState::Running) {
+      libvirt::StartOptions options;
+      options.reset_nvram =
+          plan.firmware.bootloader == spec::Bootloader::Uefi && plan.firmware.reset_nvram_on_start;
+      hypervisor_.start(plan.domain_name, options);
+    }
+    store_.spaces().set_desired_state(id, store::DesiredState::Running);
+    set_state(id, SpaceState::Running);
+    progress(operation, id, "running", 100);
+  } catch (...) {
+    if (first) {
+      // A failed create leaves nothing behind: no domain, no files, no address.
+      if (defined || hypervisor_.lookup(space.domain_name)) {
+        try {
+          hypervisor_.destroy(space.domain_name);
+          hypervisor_.undefine(space.domain_name);
+        } catch (...) {
+        }
+      }
+      std::error_code ec;
+      if (made_dir) fs::remove_all(settings_.node.images_path + "/" + space.domain_name, ec);
+      store_.leases().release_ips(id);
+      store_.spaces().set_ip(id, std::nullopt);
+    }
+    throw;
+  }
+}
+
+std::int64_t Engine::start_space(const std::string& id) {
+  auto space = require(id);
+  if (space.state == SpaceState::Deleting)
+    throw EngineError(EngineError::Kind::Conflict, "the space is being deleted");
+  store_.spaces().set_desired_state(id, store::DesiredState::Running);
+  const bool first = space.applied_template_revision == 0;
+  return enqueue(space, "start", [this, id, first](std::int64_t op) {
+    auto current = require(id);
+    // A bridged space whose create failed lost its address: take one again.
+    if (!current.ip) {
+      const auto spec = space_spec(current);
+      if (spec.network.mode == spec::NetworkMode::Bridged) {
+        const auto& net = *spec.network.cidr;
+        std::set<std::uint32_t> excluded{net.address.value, net.broadcast().value,
+                                         spec.network.gateway.value_or(net.first_usable()).value};
+        auto lease = store_.leases().allocate_ip(network_key(spec.network), id,
+                                                 spec.network.range_start->value,
+                                                 spec.network.range_end->value, excluded);
+        if (!lease)
+          throw EngineError(EngineError::Kind::Conflict, "the address range is exhausted");
+        store_.spaces().set_ip(id, store::format_ipv4(lease->ip));
+      }
+    }
+    bring_up(id, op, first);
+  });
+}
+
+bool Engine::wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(shutoff_mutex_);
+  for (;;) {
+    lock.unlock();
+    const auto info = hypervisor_.lookup(domain);
+    lock.lock();
+    if (!info || info->status.state == libvirt::DomainState::Shutoff) return true;
+    // Woken by the lifecycle event; the timed wait is only a safety net for a missed event.
+    if (shutoff_.wait_until(
+            lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2))) ==
+            std::cv_status::timeout &&
+        std::chrono::steady_clock::now() >= deadline)
+      return false;
+  }
+}
+
+void Engine::shut_down(const store::Space& space, std::int64_t operation) {
+  const auto info = hypervisor_.lookup(space.domain_name);
+  if (!info || info->status.state == libvirt::DomainState::Shutoff) return;
+  progress(operation, space.id, "shutting down", 10);
+  try {
+    hypervisor_.shutdown(space.domain_name);
+  } catch (const libvirt::HypervisorError&) {
+    // Not running any more, or no ACPI: destroy below decides.
+  }
+  if (!wait_for_shutoff(space.domain_name, settings_.stop_timeout)) {
+    progress(operation, space.id, "forcing off after the stop timeout", 80);
+    hypervisor_.destroy(space.domain_name);
+  }
+}
+
+std::int64_t Engine::stop_space(const std::string& id) {
+  auto space = require(id);
+  store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
+  return enqueue(space, "stop", [this, id](std::int64_t op) {
+    auto current = require(id);
+    set_state(id, SpaceState::Stopping);
+    shut_down(current, op);
+    set_state(id, SpaceState::Stopped);
+  });
+}
+
+std::int64_t Engine::restart_space(const std::string& id) {
+  auto space = require(id);
+  store_.spaces().set_desired_state(id, store::DesiredState::Running);
+  return enqueue(space, "restart", [this, id](std::int64_t op) {
+    auto current = require(id);
+    set_state(id, SpaceState::Stopping);
+    shut_down(current, op);
+    bring_up(id, op, current.applied_template_revision == 0);
+  });
+}
+
+void Engine::tear_down(const store::Space& space) {
+  try {
+    hypervisor_.destroy(space.domain_name);
+  } catch (const libvirt::HypervisorError& e) {
+    if (!e.is_no_domain() && !e.is_operation_invalid()) throw;
+  }
+  hypervisor_.undefine(space.domain_name);
+  std::error_code ec;
+  const auto dir = settings_.node.images_path + "/" + space.domain_name;
+  fs::remove_all(dir, ec);
+  if (ec) throw std::runtime_error("cannot remove " + dir + ": " + ec.message());
+  store_.leases().release_ips(space.id);
+}
+
+std::int64_t Engine::delete_space(const std::string& id) {
+  auto space = require(id);
+  store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
+  return enqueue(space, "delete", [this, id](std::int64_t) {
+    auto current = require(id);
+    set_state(id, SpaceState::Deleting);
+    tear_down(current);
+    store_.spaces().remove(id);
+    events_.publish("space.deleted", id, {{"name", current.name}});
+  });
+}
+
+void Engine::set_ip(const std::string& id, const std::string& ip) {
+  auto space = require(id);
+  if (space.state != SpaceState::Stopped)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "stop the space first: its address changes only while it is stopped");
+  const auto spec = space_spec(space);
+  if (spec.network.mode != spec::NetworkMode::Bridged)
+    throw EngineError(EngineError::Kind::Invalid, "a NAT space gets its address by DHCP");
+  const auto& net = *spec.network.cidr;
+  auto address = spec::Ipv4Address::parse(ip);
+  const auto gateway = spec.network.gateway.value_or(net.first_usable());
+  if (!address || !net.contains(*address) || *address == net.address ||
+      *address == net.broadcast() || *address == gateway)
+    throw EngineError(EngineError::Kind::Invalid,
+                      ip + " is not a usable address in " + net.to_string());
+  if (auto holder = store_.leases().holder(network_key(spec.network), address->value);
+      holder && holder->space_id != id)
+    throw EngineError(EngineError::Kind::Conflict, ip + " is already held by another space");
+  {
+    auto transaction = store_.transaction();
+    store_.leases().change_ip(network_key(spec.network), id, address->value);
+    store_.spaces().set_ip(id, ip);
+    transaction.commit();
+  }
+  events_.publish("space.ip", id, {{"ip", ip}});
+}
+
+SpaceView Engine::describe(const std::string& id) {
+  SpaceView view;
+  view.space = require(id);
+  if (view.space.owner_id)
+    if (auto owner = store_.users().get(*view.space.owner_id)) view.owner = owner->username;
+  if (auto tmpl = store_.templates().get(view.space.template_id)) {
+    view.template_name = tmpl->name;
+    view.template_revision = tmpl->revision;
+    view.redefine_pending = view.space.applied_template_revision != 0 &&
+                            view.space.applied_template_revision != tmpl->revision;
+  }
+  view.address = view.space.ip;
+  if (!view.address && view.space.state == SpaceState::Running) {
+    for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
+      try {
+        for (const auto& a : hypervisor_.interface_addresses(view.space.domain_name, source))
+          if (!a.ipv6 && !view.address) view.address = a.address;
+      } catch (const libvirt::HypervisorError&) {
+      }
+      if (view.address) break;
+    }
+  }
+  view.readiness =
+      read_readiness(settings_.node.images_path + "/" + view.space.domain_name + "/console.log");
+  return view;
+}
+
+void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
+  { std::lock_guard lock(shutoff_mutex_); }
+  shutoff_.notify_all();
+  const auto after = libvirt::state_after(event);
+  if (!after) return;
+  std::optional<store::Space> space;
+  try {
+    space = store_.spaces().find_by_domain_name(event.domain);
+  } catch (...) {
+    return;
+  }
+  if (!space) return;
+  events_.publish("domain.lifecycle", space->id, {{"event", libvirt::describe(event)}});
+  // Background: never block libvirt's event thread.
+  executor_.submit(space->id, [this, id = space->id, state = *after,
+                               crash = libvirt::is_crash(event)] {
+    auto current = store_.spaces().get(id);
+    if (!current || current->state == SpaceState::Deleting ||
+        current->state == SpaceState::Creating || current->state == SpaceState::Starting ||
+        current->state == SpaceState::Stopping)
+      return;  // an operation owns the state right now
+    if (state == libvirt::DomainState::Running && current->state != SpaceState::Running) {
+      set_state(id, SpaceState::Running);
+    } else if (state == libvirt::DomainState::Shutoff && current->state == SpaceState::Running) {
+      set_state(id, SpaceState::Stopped);
+      // Stopped without a user's stop: Always restarts, RerunOnFailure only after a crash.
+      if (current->desired_state == store::DesiredState::Running) {
+        try {
+          const auto spec = space_spec(*current);
+          const bool again = spec.run_strategy == spec::RunStrategy::Always ||
+                             (spec.run_strategy == spec::RunStrategy::RerunOnFailure && crash);
+          if (again) {
+            events_.publish("space.restart", id,
+                            {{"reason", crash ? "crashed" : "stopped inside the guest"}});
+            start_space(id);
+          } else {
+            store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
+          }
+        } catch (const std::exception& e) {
+          set_state(id, SpaceState::Error, std::string("cannot restart: ") + e.what());
+        }
+      }
+    }
+  });
+}
+
+void Engine::reconcile() {
+  std::set<std::string> known_domains;
+  for (const auto& space : store_.spaces().list()) {
+    known_domains.insert(space.domain_name);
+    std::optional<libvirt::DomainInfo> info;
+    try {
+      info = hypervisor_.lookup(space.domain_name);
+    } catch (const std::exception& e) {
+      events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+      continue;
+    }
+    switch (space.state) {
+      case SpaceState::Pending:
+      case SpaceState::Creating:
+      case SpaceState::Starting:
+        // The server stopped during an operation: finish it (bring_up is idempotent).
+        if (space.desired_state == store::DesiredState::Running) {
+          start_space(space.id);
+        } else if (!info) {
+          set_state(space.id, SpaceState::Stopped);
+        }
+        continue;
+      case SpaceState::Deleting:
+        delete_space(space.id);
+        continue;
+      default:
+        break;
+    }
+    if (!info) {
+      if (space.applied_template_revision != 0 && space.state != SpaceState::Error)
+        set_state(space.id, SpaceState::Error,
+                  "the domain " + space.domain_name + " vanished from libvirt");
+      continue;
+    }
+    const bool running = info->status.state == libvirt::DomainState::Running ||
+                         info->status.state == libvirt::DomainState::Paused ||
+                         info->status.state == libvirt::DomainState::Blocked;
+    if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
+    if (!running && (space.state == SpaceState::Running || space.state == SpaceState::Stopping))
+      set_state(space.id, SpaceState::Stopped);
+  }
+  // What bowline made but the store does not know: reported, never deleted on a guess.
+  for (const auto& domain : hypervisor_.list())
+    if (domain.metadata && !known_domains.count(domain.name))
+      events_.publish("reconcile.orphan", std::nullopt,
+                      {{"domain", domain.name}, {"space", domain.metadata->space_id}});
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
+    const auto name = entry.path().filename().string();
+    if (entry.is_directory() && !known_domains.count(name) && name != "base" &&
+        name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso"))
+      events_.publish("reconcile.orphan", std::nullopt, {{"directory", entry.path().string()}});
+  }
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,29 @@
+// Facts about the host that libvirt does not own: Linux bridges and their ports.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace bowline::engine {
+
+class HostProbe {
+ public:
+  virtual ~HostProbe() = default;
+  virtual bool bridge_exists(const std::string& name) const = 0;
+  // The bridge's ports (physical NICs and taps); empty: a bridge that passes no traffic.
+  virtual std::vector<std::string> bridge_ports(const std::string& name) const = 0;
+};
+
+// Reads /sys/class/net (or another root, for tests).
+class SysfsHostProbe final : public HostProbe {
+ public:
+  explicit SysfsHostProbe(std::string sys_class_net = "/sys/class/net")
+      : root_(std::move(sys_class_net)) {}
+  bool bridge_exists(const std::string& name) const override;
+  std::vector<std::string> bridge_ports(const std::string& name) const override;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace bowline::engine

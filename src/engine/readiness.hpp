@@ -1,0 +1,24 @@
+// Is the guest ready? cloud-init prints one line when it has finished; the serial console
+// log that virtlogd writes for the domain holds it, with no agent needed in the guest.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace bowline::engine {
+
+struct Readiness {
+  bool booted = false;                  // anything on the console yet
+  bool finished = false;                // cloud-init's final line seen
+  bool failed = false;                  // cloud-init reported errors
+  std::string detail;                   // the line that decided it, or the failure
+  std::vector<std::string> last_lines;  // the console's tail, for `space info`
+};
+
+// Reads at most the last `max_bytes` of the log.
+Readiness read_readiness(const std::string& console_log, std::size_t tail_lines = 10,
+                         std::size_t max_bytes = 256 * 1024);
+// The same on text already read (unit tests).
+Readiness parse_readiness(const std::string& console_text, std::size_t tail_lines = 10);
+
+}  // namespace bowline::engine
