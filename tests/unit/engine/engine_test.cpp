@@ -1,0 +1,297 @@
+// The engine against libvirt's test driver (a real libvirt, in-process, no guests), a real
+// SQLite file, real qcow2 files made by qemu-img and a host probe that says which bridges exist.
+#include "engine/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "libvirt/libvirt_hypervisor.hpp"
+#include "util/clock.hpp"
+#include "util/process.hpp"
+
+namespace bowline::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakeHost final : public HostProbe {
+ public:
+  std::set<std::string> bridges{"testbr0"};
+  bool bridge_exists(const std::string& name) const override { return bridges.count(name) != 0; }
+  std::vector<std::string> bridge_ports(const std::string&) const override { return {"eth0"}; }
+};
+
+std::string bridged_template(
+    const std::string& image = "tiny", const std::string& memory = "256M",
+    const std::string& range = "198.51.100.10\n  ip_range_end: 198.51.100.14") {
+  return "image: " + image + "\nmemory: " + memory +
+         "\nnetwork:\n  bridge: testbr0\n  cidr: 198.51.100.0/24\n  gateway: 198.51.100.10\n"
+         "  ip_range_start: " +
+         range + "\n";
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  EngineTest() {
+    char pattern[] = "/tmp/bowline-engine-test.XXXXXX";
+    root_ = mkdtemp(pattern);
+    images_ = root_ / "images";
+    fs::create_directories(images_ / "cloud-images");
+    fs::create_directories(images_ / "base");
+    const auto base = images_ / "cloud-images" / "tiny.qcow2";
+    EXPECT_EQ(std::system(("qemu-img create -q -f qcow2 " + base.string() + " 16M").c_str()), 0);
+    store_ = std::make_unique<store::Store>(root_ / "bowline.db", clock_);
+    hypervisor_ =
+        std::make_unique<libvirt::LibvirtHypervisor>(libvirt::LibvirtOptions{"test:///default"});
+    cache_ = std::make_unique<image::ImageCache>(
+        image::CacheOptions{images_ / "cloud-images", images_ / "base", {}});
+    disks_ = std::make_unique<image::Disks>(runner_);
+    bus_ = std::make_unique<EventBus>(*store_);
+    EngineSettings settings;
+    settings.node.domain_type = plan::DomainType::Qemu;
+    settings.node.images_path = images_.string();
+    settings.stop_timeout = std::chrono::seconds(5);
+    engine_ =
+        std::make_unique<Engine>(*store_, *hypervisor_, *cache_, *disks_, host_, *bus_, settings);
+    engine_->start();
+    alice_ = store_->users()
+                 .create({"alice", "alice@example.org", "", std::string("pw"), "", {}, {}})
+                 .id;
+    // Names on the test driver are per process: keep each test's domains apart.
+    static std::atomic<int> counter{0};
+    suffix_ = std::to_string(getpid()) + "-" + std::to_string(counter++);
+  }
+
+  ~EngineTest() override {
+    engine_->wait_idle();
+    for (const auto& space : store_->spaces().list()) {
+      try {
+        hypervisor_->destroy(space.domain_name);
+        hypervisor_->undefine(space.domain_name);
+      } catch (...) {
+      }
+    }
+    engine_.reset();
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  std::string add_template(const std::string& yaml) {
+    const auto name = "t" + suffix_ + "-" + std::to_string(templates_++);
+    store_->templates().create(name, "name: ${{ .space.name }}-" + suffix_ + "\n" + yaml);
+    return name;
+  }
+
+  Accepted create(const std::string& tmpl, const std::string& name,
+                  std::optional<std::string> ip = {}, bool start = true) {
+    auto accepted = engine_->create_space({alice_, tmpl, name, std::move(ip), start});
+    engine_->wait_idle();
+    return accepted;
+  }
+
+  store::Space space(const std::string& id) { return *store_->spaces().get(id); }
+
+  std::vector<std::string> state_events(const std::string& id) {
+    std::vector<std::string> states;
+    for (const auto& e : store_->events().events_since(0, 10000))
+      if (e.space_id == id && e.kind == "space.state") states.push_back(e.payload["state"]);
+    return states;
+  }
+
+  util::ManualClock clock_;
+  util::SystemProcessRunner runner_;
+  FakeHost host_;
+  fs::path root_, images_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<libvirt::LibvirtHypervisor> hypervisor_;
+  std::unique_ptr<image::ImageCache> cache_;
+  std::unique_ptr<image::Disks> disks_;
+  std::unique_ptr<EventBus> bus_;
+  std::unique_ptr<Engine> engine_;
+  std::int64_t alice_ = 0;
+  std::string suffix_;
+  int templates_ = 0;
+};
+
+TEST_F(EngineTest, BridgedSpaceIsCreatedWithTheNextFreeAddressAndRuns) {
+  const auto tmpl = add_template(bridged_template());
+  const auto accepted = create(tmpl, "dev");
+  const auto s = space(accepted.space.id);
+  EXPECT_EQ(s.state, store::SpaceState::Running) << s.error;
+  // .10 is the gateway: never handed out.
+  EXPECT_EQ(s.ip, "198.51.100.11");
+  const auto dir = images_ / s.domain_name;
+  EXPECT_TRUE(fs::exists(dir / "disk.qcow2"));
+  EXPECT_TRUE(fs::exists(dir / "seed.iso"));
+  const auto info = hypervisor_->lookup(s.domain_name);
+  ASSERT_TRUE(info.has_value());
+  ASSERT_TRUE(info->metadata.has_value());
+  EXPECT_EQ(info->metadata->space_id, s.id);
+  EXPECT_EQ(state_events(s.id), (std::vector<std::string>{"creating", "running"}));
+  const auto op = store_->operations().get(accepted.operation_id);
+  EXPECT_EQ(op->state, store::OperationState::Succeeded);
+  EXPECT_EQ(op->progress, 100);
+}
+
+TEST_F(EngineTest, AGivenAddressIsCheckedAndKept) {
+  const auto tmpl = add_template(bridged_template());
+  EXPECT_EQ(space(create(tmpl, "a", "198.51.100.13").space.id).ip, "198.51.100.13");
+  EXPECT_THROW(create(tmpl, "b", "198.51.100.13"), EngineError);   // held
+  EXPECT_THROW(create(tmpl, "c", "198.51.100.10"), EngineError);   // the gateway
+  EXPECT_THROW(create(tmpl, "d", "198.51.100.255"), EngineError);  // broadcast
+  EXPECT_EQ(store_->spaces().list().size(), 1u);                   // refused creates left no row
+}
+
+TEST_F(EngineTest, MissingImageFailsAndLeavesNothingBehind) {
+  const auto tmpl = add_template(bridged_template("no-such-image"));
+  const auto accepted = create(tmpl, "dev");
+  const auto s = space(accepted.space.id);
+  EXPECT_EQ(s.state, store::SpaceState::Error);
+  EXPECT_NE(s.error.find("no-such-image"), std::string::npos) << s.error;
+  EXPECT_FALSE(hypervisor_->lookup(s.domain_name).has_value());
+  EXPECT_FALSE(fs::exists(images_ / s.domain_name));
+  EXPECT_TRUE(store_->leases().leases_of(s.id).empty());
+  EXPECT_FALSE(s.ip.has_value());
+  EXPECT_EQ(store_->operations().get(accepted.operation_id)->state, store::OperationState::Failed);
+}
+
+TEST_F(EngineTest, MissingBridgeIsRefusedBeforeAnythingIsMade) {
+  host_.bridges.clear();
+  const auto tmpl = add_template(bridged_template());
+  try {
+    create(tmpl, "dev");
+    FAIL() << "created a space on a missing bridge";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("bridge testbr0 does not exist"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(store_->spaces().list().empty());
+}
+
+TEST_F(EngineTest, StopAndStartKeepTheDisk) {
+  const auto tmpl = add_template(bridged_template());
+  const auto id = create(tmpl, "dev").space.id;
+  const auto disk = images_ / space(id).domain_name / "disk.qcow2";
+  const auto inode_before = fs::last_write_time(disk);
+  engine_->stop_space(id);
+  engine_->wait_idle();
+  EXPECT_EQ(space(id).state, store::SpaceState::Stopped);
+  EXPECT_EQ(hypervisor_->state(space(id).domain_name).state, libvirt::DomainState::Shutoff);
+  engine_->start_space(id);
+  engine_->wait_idle();
+  EXPECT_EQ(space(id).state, store::SpaceState::Running) << space(id).error;
+  EXPECT_EQ(fs::last_write_time(disk), inode_before);  // the same overlay, not a new one
+}
+
+TEST_F(EngineTest, ATemplateChangeIsAppliedAtTheNextStartKeepingTheMac) {
+  const auto tmpl = add_template(bridged_template());
+  const auto id = create(tmpl, "dev").space.id;
+  const auto domain = space(id).domain_name;
+  const auto mac_of = [&] {
+    const auto xml = hypervisor_->domain_xml(domain, true);
+    const auto at = xml.find("mac address='");
+    return xml.substr(at + 13, 17);
+  };
+  const auto mac = mac_of();
+  const auto t = store_->templates().find_by_name(tmpl);
+  store_->templates().update(
+      t->id, "name: ${{ .space.name }}-" + suffix_ + "\n" + bridged_template("tiny", "512M"));
+  EXPECT_TRUE(engine_->describe(id).redefine_pending);
+  engine_->stop_space(id);
+  engine_->start_space(id);
+  engine_->wait_idle();
+  EXPECT_FALSE(engine_->describe(id).redefine_pending);
+  EXPECT_NE(hypervisor_->domain_xml(domain, true).find("<memory unit='KiB'>524288</memory>"),
+            std::string::npos);
+  EXPECT_EQ(mac_of(), mac);
+}
+
+TEST_F(EngineTest, TheAddressChangesOnlyWhileStopped) {
+  const auto tmpl = add_template(bridged_template());
+  const auto id = create(tmpl, "dev").space.id;
+  EXPECT_THROW(engine_->set_ip(id, "198.51.100.14"), EngineError);
+  engine_->stop_space(id);
+  engine_->wait_idle();
+  EXPECT_THROW(engine_->set_ip(id, "198.51.100.10"), EngineError);  // the gateway
+  engine_->set_ip(id, "198.51.100.14");
+  EXPECT_EQ(space(id).ip, "198.51.100.14");
+  EXPECT_EQ(store_->leases().leases_of(id).size(), 1u);
+  const auto other = create(tmpl, "other").space.id;
+  EXPECT_NE(space(other).ip, "198.51.100.14");
+}
+
+TEST_F(EngineTest, DeleteRemovesDomainFilesAndAddress) {
+  const auto tmpl = add_template(bridged_template());
+  const auto s = space(create(tmpl, "dev").space.id);
+  engine_->delete_space(s.id);
+  engine_->wait_idle();
+  EXPECT_FALSE(store_->spaces().get(s.id).has_value());
+  EXPECT_FALSE(hypervisor_->lookup(s.domain_name).has_value());
+  EXPECT_FALSE(fs::exists(images_ / s.domain_name));
+  EXPECT_FALSE(store_->leases().holder("bridge:testbr0:198.51.100.0/24", 0xC633640B).has_value());
+}
+
+TEST_F(EngineTest, AnAlwaysSpaceThatStopsInsideTheGuestIsStartedAgain) {
+  const auto tmpl = add_template(bridged_template());  // runStrategy defaults to Always
+  const auto s = space(create(tmpl, "dev").space.id);
+  hypervisor_->destroy(s.domain_name);  // as if the guest powered off
+  for (int i = 0;
+       i < 50 && hypervisor_->state(s.domain_name).state != libvirt::DomainState::Running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    engine_->wait_idle();
+  }
+  EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Running);
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Running);
+}
+
+TEST_F(EngineTest, AManualSpaceThatStopsStaysStopped) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  const auto s = space(create(tmpl, "dev").space.id);
+  hypervisor_->destroy(s.domain_name);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  engine_->wait_idle();
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Stopped);
+  EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Shutoff);
+}
+
+TEST_F(EngineTest, TheReconcilerMarksASpaceWhoseDomainVanished) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  const auto s = space(create(tmpl, "dev").space.id);
+  hypervisor_->destroy(s.domain_name);
+  hypervisor_->undefine(s.domain_name);
+  engine_->wait_idle();
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Error);
+  EXPECT_NE(space(s.id).error.find("vanished"), std::string::npos);
+}
+
+TEST_F(EngineTest, ParallelCreatesNeverShareAnAddress) {
+  const auto tmpl = add_template(bridged_template());  // .11-.14 usable: 4 addresses
+  std::atomic<int> ok{0}, exhausted{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 12; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        engine_->create_space({alice_, tmpl, "p" + std::to_string(i), std::nullopt, false});
+        ++ok;
+      } catch (const EngineError& e) {
+        if (std::string(e.what()).find("exhausted") != std::string::npos) ++exhausted;
+      }
+    });
+  for (auto& t : threads) t.join();
+  engine_->wait_idle();
+  EXPECT_EQ(ok, 4);
+  EXPECT_EQ(exhausted, 8);
+  std::set<std::string> addresses;
+  for (const auto& s : store_->spaces().list()) addresses.insert(*s.ip);
+  EXPECT_EQ(addresses.size(), 4u);
+}
+
+}  // namespace
+}  // namespace bowline::engine
