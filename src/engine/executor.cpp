@@ -15,49 +15,53 @@ Executor::~Executor() {
   for (auto& t : threads_) t.join();
 }
 
-std::mutex& Executor::key_lock(const std::string& key) {
-  auto& slot = key_locks_[key];
-  if (!slot) slot = std::make_unique<std::mutex>();
-  return *slot;
-}
-
 void Executor::submit(std::string key, std::function<void()> task) {
   {
     std::lock_guard lock(mutex_);
-    queue_.emplace_back(std::move(key), std::move(task));
+    auto& tasks = pending_[key];
+    tasks.push_back(std::move(task));
+    ++queued_;
+    // A key already running (or already ready) is picked up again when its task ends.
+    bool running_or_ready = tasks.size() > 1;
+    if (!running_or_ready)
+      for (const auto& k : ready_) running_or_ready = running_or_ready || k == key;
+    if (!running_or_ready) ready_.push_back(std::move(key));
   }
   wake_.notify_one();
 }
 
 void Executor::drain() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
+  idle_.wait(lock, [this] { return queued_ == 0 && busy_ == 0; });
 }
 
 void Executor::work() {
+  std::unique_lock lock(mutex_);
   for (;;) {
-    std::pair<std::string, std::function<void()>> item;
-    std::mutex* per_key = nullptr;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and nothing left
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      per_key = &key_lock(item.first);
-      ++busy_;
+    wake_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
+    if (ready_.empty()) return;  // stopping, and nothing left to run
+    const std::string key = std::move(ready_.front());
+    ready_.pop_front();
+    auto task = std::move(pending_[key].front());
+    --queued_;
+    ++busy_;
+    lock.unlock();
+    try {
+      task();
+    } catch (...) {
+      // Tasks report their own failures; one that escapes must not take the worker down.
     }
-    {
-      std::lock_guard key_guard(*per_key);
-      try {
-        item.second();
-      } catch (...) {
-        // Tasks report their own failures; one that escapes must not take the worker down.
-      }
-    }
-    std::lock_guard lock(mutex_);
+    lock.lock();
     --busy_;
-    if (queue_.empty() && busy_ == 0) idle_.notify_all();
+    auto& tasks = pending_[key];
+    tasks.pop_front();  // the task that just ran stayed at the front, marking the key busy
+    if (tasks.empty()) {
+      pending_.erase(key);
+    } else {
+      ready_.push_back(key);
+      wake_.notify_one();
+    }
+    if (queued_ == 0 && busy_ == 0) idle_.notify_all();
   }
 }
 
