@@ -1,6 +1,7 @@
 // Cozystack's VM parameters: instance type and preference, resources, firmware, cpuModel,
 // gpus, disks, networks, sshKeys, cloud-init, run strategy, external access; and the
 // template switches display and console.
+#include <algorithm>
 #include <set>
 
 #include "catalog/catalog.hpp"
@@ -193,14 +194,38 @@ void SpecBuilder::read_cloud_init(const YAML::Node& root) {
     if (text->text.starts_with("#cloud-config")) {
       try {
         const auto parsed = YAML::Load(text->text);
-        if (!parsed.IsNull() && !parsed.IsMap())
+        // cloud-init reads one document; and a stray ',' makes yaml-cpp drop the rest (or, in
+        // LoadAll, loop forever).
+        const auto trailing = after_first_document(text->text);
+        if (trailing.kind == Trailing::Stray)
+          r_.error(
+              cloud_init, "cloudInit",
+              "#cloud-config is not valid YAML at its line " +
+                  std::to_string(trailing.mark.line + 1) + ": unexpected '" +
+                  text->text.substr(
+                      std::min(static_cast<std::size_t>(trailing.mark.pos), text->text.size()), 1) +
+                  "'");
+        else if (trailing.kind == Trailing::Document)
+          r_.error(cloud_init, "cloudInit",
+                   "#cloud-config holds a second YAML document (after ---) at its line " +
+                       std::to_string(trailing.mark.line + 1) + "; cloud-init reads only one");
+        else if (!parsed.IsNull() && !parsed.IsMap())
           r_.error(cloud_init, "cloudInit", "#cloud-config must be a YAML mapping");
       } catch (const YAML::Exception& e) {
-        // Lines inside a block scalar start on the line after its `|` indicator.
+        // Lines inside a literal block scalar start on the line after its `|` indicator; in
+        // any other form (quoted, folded, or changed by expansion) they do not map to the file.
         const auto at = r_.document().position(cloud_init);
-        r_.error(cloud_init, "cloudInit",
-                 "#cloud-config is not valid YAML at its line " + std::to_string(e.mark.line + 1) +
-                     " (file line " + std::to_string(at.line + e.mark.line + 1) + "): " + e.msg);
+        const auto pos = cloud_init.Mark().pos;
+        const bool literal_block = pos >= 0 &&
+                                   static_cast<std::size_t>(pos) < r_.document().text().size() &&
+                                   r_.document().text()[static_cast<std::size_t>(pos)] == '|' &&
+                                   text->text == cloud_init.Scalar();
+        r_.error(
+            cloud_init, "cloudInit",
+            "#cloud-config is not valid YAML at its line " + std::to_string(e.mark.line + 1) +
+                (literal_block ? " (file line " + std::to_string(at.line + e.mark.line + 1) + ")"
+                               : std::string()) +
+                ": " + e.msg);
       }
     } else if (!text->text.empty() && !text->text.starts_with("#!") &&
                !text->text.starts_with("Content-Type:") &&

@@ -58,7 +58,7 @@ void SpecBuilder::read_identity(const YAML::Node& root) {
 void SpecBuilder::read_image(const YAML::Node& root) {
   const YAML::Node image = root["image"];
   if (Reader::absent(image)) {
-    r_.error(image.IsDefined() ? image : root, "image",
+    r_.error(Reader::key_of(root, "image"), "image",
              "image must be set: a library name (debian-12), an https:// URL or an absolute path");
   } else if (auto value = string_field(image, "image")) {
     spec_.image.reference = *value;

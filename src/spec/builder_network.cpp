@@ -12,7 +12,7 @@ const std::vector<std::string_view> kNetworkFields = {"mode",           "bridge"
 
 void SpecBuilder::read_network(const YAML::Node& node) {
   if (Reader::absent(node)) {
-    r_.error(node.IsDefined() ? node : r_.document().root(), "network",
+    r_.error(Reader::key_of(r_.document().root(), "network"), "network",
              "network must be set: mode bridged (with cidr) or mode nat");
     return;
   }
@@ -57,20 +57,16 @@ void SpecBuilder::read_network(const YAML::Node& node) {
     return;
   }
 
-  auto cidr = literal("cidr");
-  if (!cidr) {
-    if (Reader::absent(node["cidr"]))
-      r_.error(node, "network.cidr",
-               "bridged mode needs the network's cidr (e.g. 198.51.100.0/24)");
-    return;
-  }
-  net.cidr = Ipv4Network::parse(cidr->text);
-  if (!net.cidr) {
-    r_.error(node["cidr"], "network.cidr",
-             "\"" + cidr->text +
-                 "\" is not an IPv4 network in CIDR form with the host bits zero (e.g. "
-                 "198.51.100.0/24)");
-    return;
+  // Without a valid cidr the addresses are still checked, all but their containment.
+  if (auto cidr = literal("cidr")) {
+    net.cidr = Ipv4Network::parse(cidr->text);
+    if (!net.cidr)
+      r_.error(node["cidr"], "network.cidr",
+               "\"" + cidr->text +
+                   "\" is not an IPv4 network in CIDR form with the host bits zero (e.g. "
+                   "198.51.100.0/24)");
+  } else if (Reader::absent(node["cidr"])) {
+    r_.error(node, "network.cidr", "bridged mode needs the network's cidr (e.g. 198.51.100.0/24)");
   }
   auto address = [&](const char* key) -> std::optional<Ipv4Address> {
     auto s = literal(key);
@@ -80,7 +76,7 @@ void SpecBuilder::read_network(const YAML::Node& node) {
       r_.error(node[key], field_path("network", key), "\"" + s->text + "\" is not an IPv4 address");
       return std::nullopt;
     }
-    if (!net.cidr->contains(*a)) {
+    if (net.cidr && !net.cidr->contains(*a)) {
       r_.error(node[key], field_path("network", key),
                a->to_string() + " is outside the network " + net.cidr->to_string());
       return std::nullopt;
@@ -102,6 +98,7 @@ void SpecBuilder::read_network(const YAML::Node& node) {
              start->to_string() + " is after the range end " + end->to_string());
     return;
   }
+  if (!net.cidr) return;
   net.range_start = start ? *start : net.cidr->first_usable();
   net.range_end = end ? *end : net.cidr->last_usable();
 }

@@ -102,7 +102,14 @@ void SpecBuilder::resolve(const YAML::Node& root) {
   const bool uefi = spec_.firmware.bootloader
                         ? *spec_.firmware.bootloader == Bootloader::Uefi
                         : preference && preference->firmware == catalog::Firmware::Uefi;
-  if (!uefi && firmware.IsDefined() && firmware.IsMap()) {
+  // Undecidable while the bootloader, or the preference it defaults to, is templated without a
+  // value, invalid (reported already) or an unknown preference (reported already).
+  const bool loader_given =
+      firmware.IsDefined() && firmware.IsMap() && !Reader::absent(firmware["bootloader"]);
+  const bool decidable =
+      spec_.firmware.bootloader ||
+      (!loader_given && !unknown("instanceProfile") && (!spec_.instance_profile || preference));
+  if (!uefi && decidable && firmware.IsDefined() && firmware.IsMap()) {
     const std::string why =
         spec_.firmware.bootloader ? "the bootloader is bios"
         : preference ? "preference \"" + std::string(preference->name) + "\" boots with bios"

@@ -34,13 +34,30 @@ class Document {
 
  private:
   Position position_of_offset(std::size_t offset) const;
-  void check_keys(const YAML::Node& node, const std::string& path, int depth, std::size_t& visited,
+  // What walking the tree has cost, aliases counted at every use.
+  struct Budget {
+    std::size_t nodes = 0;
+    std::size_t bytes = 0;  // of keys and scalar values
+    bool exceeded = false;
+  };
+  void check_keys(const YAML::Node& node, const std::string& path, int depth, Budget& budget,
                   Diagnostics& diagnostics);
+  bool spend(Budget& budget, const YAML::Node& at, const std::string& path, std::size_t bytes,
+             Diagnostics& diagnostics);
 
   std::string text_;
   YAML::Node root_;
   bool ok_ = false;
 };
+
+// What follows the first YAML document of `text`, which is all YAML::Load reads. YAML::LoadAll
+// is no help: on a stray ',' at the top level (",x", "[a],") yaml-cpp yields null documents
+// without consuming it, forever. Throws YAML::Exception on a syntax error in a later document.
+struct Trailing {
+  enum Kind { Nothing, Document, Stray } kind = Nothing;
+  YAML::Mark mark;  // of the second document's first node, or of the stray token
+};
+Trailing after_first_document(const std::string& text);
 
 // yaml-cpp tags plain scalars "?" and quoted or block scalars "!".
 inline bool is_plain_scalar(const YAML::Node& node) {

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "spec/validators.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::spec {
@@ -160,6 +161,10 @@ class ExpressionEvaluator {
     if (it == values_->end()) {
       error(operand.offset, "no value for " + std::string(operand.text) + " (give one with --var " +
                                 std::string(name) + "=...)");
+      return {false, std::nullopt};
+    }
+    if (invalid_utf8_at(it->second) != std::string::npos) {
+      error(operand.offset, "the value of " + std::string(operand.text) + " is not valid UTF-8");
       return {false, std::nullopt};
     }
     return {true, it->second};

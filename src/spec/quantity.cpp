@@ -128,8 +128,9 @@ Parsed<std::uint64_t> parse_memory_quantity(std::string_view text) {
     return fail<std::uint64_t>(
         "\"" + original +
         "\" is in thousandths of a byte (suffix m): write memory with Mi or M (e.g. 512Mi)");
-  } else if (suffix.front() == 'e' || suffix.front() == 'E') {
-    if (suffix.size() > 1)
+  } else if ((suffix.front() == 'e' || suffix.front() == 'E') && suffix != "Ei") {
+    // "E" alone is exa; "e" only starts an exponent (1e9), never a suffix of its own.
+    if (suffix != "E")
       return fail<std::uint64_t>(
           "\"" + original +
           "\" uses an exponent: write memory with a unit suffix instead (e.g. 1G)");

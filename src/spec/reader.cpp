@@ -43,6 +43,13 @@ void Reader::warning(const YAML::Node& at, const std::string& path, std::string 
   report(Severity::Warning, at, path, std::move(message));
 }
 
+YAML::Node Reader::key_of(const YAML::Node& map, std::string_view key) {
+  if (map.IsDefined() && map.IsMap())
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == key) return it->first;
+  return map;
+}
+
 bool Reader::mapping(const YAML::Node& node, const std::string& path,
                      const std::vector<std::string_view>& allowed) {
   if (!node.IsMap()) {
@@ -54,7 +61,8 @@ bool Reader::mapping(const YAML::Node& node, const std::string& path,
     const auto key = it->first.Scalar();
     bool known = false;
     for (auto a : allowed) known = known || a == key;
-    if (known || key == "<<") continue;
+    // A plain << is a merge key, reported by Document; a quoted "<<" is an ordinary key.
+    if (known || (key == "<<" && is_plain_scalar(it->first))) continue;
     const auto hint = util::nearest(key, allowed);
     error(it->first, field_path(path, key),
           "unknown field" + (hint.empty() ? std::string() : " (did you mean " + hint + "?)"));

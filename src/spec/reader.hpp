@@ -33,6 +33,10 @@ class Reader {
   // True when `node` is absent or null (`key:` with nothing after it).
   static bool absent(const YAML::Node& node) { return !node.IsDefined() || node.IsNull(); }
 
+  // The key `key` of `map` itself, to point at `key:` when its value is null (yaml-cpp marks a
+  // null value where the next token starts, often the line after); `map` when there is none.
+  static YAML::Node key_of(const YAML::Node& map, std::string_view key);
+
   // Reports keys outside `allowed` (with a suggestion); false if `node` is not a mapping.
   bool mapping(const YAML::Node& node, const std::string& path,
                const std::vector<std::string_view>& allowed);

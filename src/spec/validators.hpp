@@ -2,6 +2,7 @@
 // is fine, else a message that says what is wrong.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,10 @@
 #include "spec/spec.hpp"
 
 namespace bowline::spec {
+
+// Where `text` stops being valid UTF-8 (overlong forms, surrogates and code points above
+// U+10FFFF included), or npos when it is valid throughout.
+std::size_t invalid_utf8_at(std::string_view text);
 
 // libvirt domain name: characters outside [A-Za-z0-9_.+-] become '-'.
 std::string sanitize_domain_name(std::string_view name);
