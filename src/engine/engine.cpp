@@ -4,6 +4,7 @@
 #include <fstream>
 #include <random>
 
+#include "engine/devices.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
 #include "spec/loader.hpp"
@@ -139,6 +140,39 @@ spec::Spec Engine::space_spec(const store::Space& space) {
   return *result.spec;
 }
 
+void Engine::check_devices_exist(const spec::Spec& spec) {
+  const auto wanted = passthrough_devices(spec);
+  if (wanted.empty()) return;
+  const auto problems = device_problems(hypervisor_.node_devices(), wanted);
+  if (problems.empty()) return;
+  std::string message;
+  for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+  throw EngineError(EngineError::Kind::Invalid, message);
+}
+
+void Engine::check_devices_free(const store::Space& space, const spec::Spec& spec) {
+  const auto wanted = passthrough_devices(spec);
+  if (wanted.empty()) return;
+  for (const auto& other : store_.spaces().list()) {
+    if (other.id == space.id || other.node != space.node) continue;
+    const bool active = other.state == SpaceState::Running || other.state == SpaceState::Starting ||
+                        other.state == SpaceState::Creating || other.state == SpaceState::Stopping;
+    if (!active) continue;
+    std::vector<spec::Device> held;
+    try {
+      held = passthrough_devices(space_spec(other));
+    } catch (const std::exception&) {
+      continue;
+    }
+    for (const auto& w : wanted)
+      for (const auto& h : held)
+        if (same_device(w, h))
+          throw EngineError(EngineError::Kind::Conflict,
+                            "device " + w.text + " is held by the running space " + other.name +
+                                " (" + other.domain_name + "): stop it first");
+  }
+}
+
 Accepted Engine::create_space(const CreateSpaceRequest& request) {
   check_space_name(request.name);
   auto tmpl = store_.templates().find_by_name(request.template_name);
@@ -154,10 +188,17 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
   // domain name, the network.
   store::Space probe;
   probe.id = random_uuid();
+  probe.node = settings_.node_name;
   probe.name = request.name;
   probe.owner_id = owner->id;
   probe.template_id = tmpl->id;
   auto spec = space_spec(probe);
+  // The images path also holds the image caches: a space must not take their directories.
+  for (const char* reserved : {"base", "cloud-images", "volumes"})
+    if (spec.name == reserved)
+      throw EngineError(EngineError::Kind::Invalid,
+                        std::string("the domain name \"") + reserved +
+                            "\" is reserved for bowline's image directories");
   if (store_.spaces().find_by_domain_name(spec.name))
     throw EngineError(EngineError::Kind::Conflict,
                       "another space already uses the domain name " + spec.name);
@@ -178,13 +219,17 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
   if (!bridged && request.ip)
     throw EngineError(EngineError::Kind::Invalid,
                       "a NAT space gets its address by DHCP: --ip is for bridged templates");
+  check_devices_exist(spec);
+  // runStrategy Halted: made, not started.
+  const bool start_now = request.start && spec.run_strategy != spec::RunStrategy::Halted;
+  if (start_now) check_devices_free(probe, spec);
 
   store::NewSpace fresh;
   fresh.id = probe.id;
   fresh.name = request.name;
   fresh.owner_id = owner->id;
   fresh.template_id = tmpl->id;
-  fresh.desired_state = request.start ? store::DesiredState::Running : store::DesiredState::Stopped;
+  fresh.desired_state = start_now ? store::DesiredState::Running : store::DesiredState::Stopped;
   fresh.state = SpaceState::Pending;
   fresh.uuid = random_uuid();
   fresh.vnc_password = random_hex(8);
@@ -226,14 +271,13 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
   }
   events_.publish("space.created", space.id, {{"name", space.name}, {"domain", space.domain_name}});
   const auto id = space.id;
-  const auto op =
-      enqueue(space, "create", [this, id, start = request.start](std::int64_t operation) {
-        if (start) {
-          bring_up(id, operation, true);
-        } else {
-          set_state(id, SpaceState::Stopped);
-        }
-      });
+  const auto op = enqueue(space, "create", [this, id, start_now](std::int64_t operation) {
+    if (start_now) {
+      bring_up(id, operation, true);
+    } else {
+      set_state(id, SpaceState::Stopped);
+    }
+  });
   return {space, op};
 }
 
@@ -271,6 +315,8 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
         !host_.bridge_exists(l.spec.network.bridge))
       throw EngineError(EngineError::Kind::Invalid,
                         "bridge " + l.spec.network.bridge + " does not exist on this host");
+    check_devices_exist(l.spec);
+    check_devices_free(space, l.spec);
     progress(operation, id, "resolving image", 5);
     int last_percent = -1;
     const auto base = images_.resolve(l.spec.image, [&](std::uint64_t done, std::uint64_t total) {

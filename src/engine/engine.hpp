@@ -107,6 +107,8 @@ class Engine {
   void on_lifecycle(const libvirt::LifecycleEvent& event);
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
   store::Space require(const std::string& id);
+  void check_devices_exist(const spec::Spec& spec);
+  void check_devices_free(const store::Space& space, const spec::Spec& spec);
 
   store::Store& store_;
   libvirt::Hypervisor& hypervisor_;

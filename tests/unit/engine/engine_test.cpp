@@ -37,7 +37,7 @@ std::string bridged_template(
 
 class EngineTest : public ::testing::Test {
  protected:
-  EngineTest() {
+  explicit EngineTest(const std::string& uri = "test:///default") {
     char pattern[] = "/tmp/bowline-engine-test.XXXXXX";
     root_ = mkdtemp(pattern);
     images_ = root_ / "images";
@@ -46,8 +46,7 @@ class EngineTest : public ::testing::Test {
     const auto base = images_ / "cloud-images" / "tiny.qcow2";
     EXPECT_EQ(std::system(("qemu-img create -q -f qcow2 " + base.string() + " 16M").c_str()), 0);
     store_ = std::make_unique<store::Store>(root_ / "bowline.db", clock_);
-    hypervisor_ =
-        std::make_unique<libvirt::LibvirtHypervisor>(libvirt::LibvirtOptions{"test:///default"});
+    hypervisor_ = std::make_unique<libvirt::LibvirtHypervisor>(libvirt::LibvirtOptions{uri});
     cache_ = std::make_unique<image::ImageCache>(
         image::CacheOptions{images_ / "cloud-images", images_ / "base", {}});
     disks_ = std::make_unique<image::Disks>(runner_);
@@ -291,6 +290,61 @@ TEST_F(EngineTest, ParallelCreatesNeverShareAnAddress) {
   std::set<std::string> addresses;
   for (const auto& s : store_->spaces().list()) addresses.insert(*s.ip);
   EXPECT_EQ(addresses.size(), 4u);
+}
+
+// A node whose devices libvirt's test driver describes: a GPU and its audio function in IOMMU
+// group 1, a NIC without an IOMMU group, two USB devices.
+class DeviceEngineTest : public EngineTest {
+ protected:
+  DeviceEngineTest()
+      : EngineTest("test://" + std::string(BOWLINE_SOURCE_DIR) + "/tests/data/libvirt/node.xml") {}
+};
+
+TEST_F(DeviceEngineTest, ADeviceGoesToOneRunningSpaceAtATime) {
+  const auto tmpl = add_template(bridged_template() + "devices: [pci_0000_01_00_0, usb_001_002]\n");
+  const auto first = create(tmpl, "first");
+  EXPECT_EQ(space(first.space.id).state, store::SpaceState::Running) << space(first.space.id).error;
+  try {
+    create(tmpl, "second");
+    FAIL() << "two running spaces got one device";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("held by the running space first"), std::string::npos)
+        << e.what();
+  }
+  // Made but stopped, it may start once the holder stops.
+  const auto second = create(tmpl, "second", std::nullopt, false).space.id;
+  engine_->start_space(second);
+  engine_->wait_idle();
+  EXPECT_EQ(space(second).state, store::SpaceState::Error);
+  EXPECT_NE(space(second).error.find("held by the running space first"), std::string::npos);
+  engine_->stop_space(first.space.id);
+  engine_->wait_idle();
+  engine_->start_space(second);
+  engine_->wait_idle();
+  EXPECT_EQ(space(second).state, store::SpaceState::Running) << space(second).error;
+}
+
+TEST_F(DeviceEngineTest, AMissingOrUnpassableDeviceIsRefusedBeforeAnythingIsMade) {
+  for (const auto& [device, why] :
+       std::vector<std::pair<std::string, std::string>>{{"pci_0000_09_00_0", "is not on this node"},
+                                                        {"pci_0000_02_00_0", "no IOMMU group"},
+                                                        {"usb_004_009", "is not on this node"}}) {
+    const auto tmpl = add_template(bridged_template() + "devices: [" + device + "]\n");
+    try {
+      create(tmpl, "dev");
+      FAIL() << device << " was accepted";
+    } catch (const EngineError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(store_->spaces().list().empty());
+}
+
+TEST_F(EngineTest, AHaltedSpaceIsMadeButNotStarted) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Halted\n");
+  const auto s = space(create(tmpl, "dev").space.id);
+  EXPECT_EQ(s.state, store::SpaceState::Stopped);
+  EXPECT_EQ(s.desired_state, store::DesiredState::Stopped);
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// Host devices handed to spaces: each goes to one running space at a time, and only a device
+// the node has and can pass through is accepted.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libvirt/hypervisor.hpp"
+#include "spec/spec.hpp"
+
+namespace bowline::engine {
+
+// The spec's devices plus GPUs given as PCI addresses (device-plugin names are KubeVirt's).
+std::vector<spec::Device> passthrough_devices(const spec::Spec& spec);
+
+bool same_device(const spec::Device& a, const spec::Device& b);
+
+// The node device that `wanted` names, if the node has it.
+std::optional<libvirt::NodeDevice> find_node_device(const std::vector<libvirt::NodeDevice>& node,
+                                                    const spec::Device& wanted);
+
+// Empty when every device exists and can be passed through; else why not, per device.
+std::vector<std::string> device_problems(const std::vector<libvirt::NodeDevice>& node,
+                                         const std::vector<spec::Device>& wanted);
+
+}  // namespace bowline::engine
