@@ -1,9 +1,9 @@
 #include "kubevirt/render.hpp"
 
 #include "catalog/catalog.hpp"
+#include "guest/cloud_init.hpp"
 #include "kubevirt/base64.hpp"
 #include "kubevirt/names.hpp"
-#include "kubevirt/user_data.hpp"
 #include "plan/plan.hpp"
 #include "spec/quantity.hpp"
 #include "spec/validators.hpp"
@@ -164,9 +164,10 @@ class Renderer {
   }
 
   // ---- Secret --------------------------------------------------------------------------
-  // The one place that produces the user-data (see user_data.hpp).
+  // The user-data: guest/ renders the same documents a libvirt space gets.
   std::string user_data() {
-    if (!s_.cloud_init && !s_.ssh_keys.empty()) return keys_only_user_data(s_.ssh_keys);
+    if (!s_.cloud_init && !s_.ssh_keys.empty())
+      return guest::render_keys_only_user_data(s_.ssh_keys);
     if (o_.owner.username.empty()) {
       problem(
           "the owner's username is needed: cloudInit and netplanDhcp bring bowline's "
@@ -174,7 +175,7 @@ class Renderer {
       return {};
     }
     try {
-      return owner_user_data(guest_plan());
+      return guest::render_user_data(guest_plan());
     } catch (const std::exception& e) {
       problem(std::string("cloud-init: ") + e.what());
       return {};
@@ -198,10 +199,20 @@ class Renderer {
     return plan::make_plan(on_pod_network, user, facts, plan::NodeSettings{});
   }
 
+  // DHCP on every en*/eth* interface, keeping the search domains DHCP offers.
+  std::string network_data() {
+    try {
+      return guest::render_network_config(guest_plan()).value_or("");
+    } catch (const std::exception& e) {
+      problem(std::string("cloud-init network-data: ") + e.what());
+      return {};
+    }
+  }
+
   Json cloud_init_secret() {
     Json data;
     data["userdata"] = base64_encode(user_data());
-    if (s_.netplan_dhcp) data["networkdata"] = base64_encode(netplan_dhcp_network_data());
+    if (s_.netplan_dhcp) data["networkdata"] = base64_encode(network_data());
     Json secret;
     secret["apiVersion"] = "v1";
     secret["kind"] = "Secret";

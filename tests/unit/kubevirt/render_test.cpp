@@ -321,13 +321,13 @@ TEST(CloudInit, NetplanDhcpAddsNetworkData) {
   const auto m = render("name: dev" + kBase + "netplanDhcp: true\n");
   const auto network = YAML::Load(secret_entry(m, "networkdata"));
   EXPECT_EQ(network["version"].as<int>(), 2);
-  for (const char* id : {"bowline-en", "bowline-eth"}) {
+  for (const char* id : {"all-en", "all-eth"}) {
     const auto entry = network["ethernets"][id];
     EXPECT_TRUE(entry["dhcp4"].as<bool>()) << id;
     EXPECT_TRUE(entry["dhcp4-overrides"]["use-domains"].as<bool>()) << id;
   }
-  EXPECT_EQ(network["ethernets"]["bowline-en"]["match"]["name"].as<std::string>(), "en*");
-  EXPECT_EQ(network["ethernets"]["bowline-eth"]["match"]["name"].as<std::string>(), "eth*");
+  EXPECT_EQ(network["ethernets"]["all-en"]["match"]["name"].as<std::string>(), "en*");
+  EXPECT_EQ(network["ethernets"]["all-eth"]["match"]["name"].as<std::string>(), "eth*");
   EXPECT_EQ(vmi(m)["volumes"].back()["cloudInitNoCloud"]["networkDataSecretRef"]["name"],
             "dev-cloud-init");
   EXPECT_TRUE(secret_entry(m, "userdata").starts_with("#cloud-config\n"));
