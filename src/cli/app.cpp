@@ -11,10 +11,18 @@ int run(int argc, char** argv) {
   CLI::App app{"bowline: persistent virtual machines from YAML templates", "bowline"};
   app.set_version_flag("--version", std::string("bowline ") + BOWLINE_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok; 1 invalid input, refused by the server, operation or cloud-init failed, "
+      "node not ready; 2 usage; 3 server unreachable; 4 not found, not allowed or not logged in; "
+      "5 --wait timed out.");
   int exit_code = kExitOk;
   add_template_verbs(app, exit_code);
   add_catalog_verbs(app, exit_code);
   add_kubevirt_verbs(app, exit_code);
+  add_space_verbs(app, exit_code);
+  add_user_verbs(app, exit_code);
+  add_login_verb(app, exit_code);
+  add_node_verbs(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -45,7 +45,10 @@ int show(const std::string& file, const std::vector<std::string>& vars, const st
 }  // namespace
 
 void add_template_verbs(CLI::App& app, int& exit_code) {
-  auto* group = app.add_subcommand("template", "Work with template files");
+  auto* group = app.add_subcommand(
+      "template",
+      "Templates: offline on FILEs (validate, show, render) and on the server (create, list, "
+      "get, update, delete)");
   group->require_subcommand(1);
 
   auto* validate_cmd = group->add_subcommand(
@@ -72,6 +75,7 @@ void add_template_verbs(CLI::App& app, int& exit_code) {
       [args, &exit_code] { exit_code = show(args->file, args->vars, args->output); });
 
   add_render_verb(*group, exit_code);
+  add_client_template_verbs(*group, exit_code);
 }
 
 }  // namespace bowline::cli

@@ -1,0 +1,309 @@
+#include "cli/client_format.hpp"
+
+#include <cstdio>
+#include <ctime>
+
+#include "cli/output.hpp"
+
+namespace bowline::cli {
+
+namespace {
+
+const ojson* member(const ojson& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+// The first of `keys` that `object` has (not null).
+const ojson* any_member(const ojson& object, std::initializer_list<const char*> keys) {
+  for (const auto* key : keys)
+    if (const auto* value = member(object, key)) return value;
+  return nullptr;
+}
+
+bool flag(const ojson* object, std::initializer_list<const char*> keys) {
+  if (!object) return false;
+  const auto* value = any_member(*object, keys);
+  return value && value->is_boolean() && value->get<bool>();
+}
+
+std::string dash(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
+
+std::vector<std::string> lines_of(const ojson& value) {
+  std::vector<std::string> lines;
+  if (value.is_array()) {
+    for (const auto& line : value)
+      if (line.is_string()) lines.push_back(line.get<std::string>());
+  } else if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    std::size_t start = 0;
+    while (start < text.size()) {
+      auto end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      lines.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::string text_of(const ojson& object, const char* key, const std::string& absent) {
+  const auto* value = member(object, key);
+  if (!value) return absent;
+  if (value->is_string()) return value->get<std::string>();
+  return value->dump();
+}
+
+ReadinessView readiness_of(const ojson& space) {
+  ReadinessView view;
+  const auto* info = member(space, "info");
+  const ojson* readiness = info ? member(*info, "readiness") : nullptr;
+  if (!readiness) readiness = member(space, "readiness");
+  if (readiness && readiness->is_object()) {
+    view.known = true;
+    view.booted = flag(readiness, {"booted"});
+    view.finished = flag(readiness, {"finished", "ready"});
+    view.failed = flag(readiness, {"failed"});
+    view.detail = text_of(*readiness, "detail");
+    if (const auto* lines = any_member(*readiness, {"lastLines", "consoleTail", "console"}))
+      view.last_lines = lines_of(*lines);
+  }
+  if (view.last_lines.empty() && info)
+    if (const auto* lines = any_member(*info, {"consoleTail", "lastLines", "console"}))
+      view.last_lines = lines_of(*lines);
+  return view;
+}
+
+std::string readiness_summary(const ReadinessView& r) {
+  if (!r.known) return "unknown";
+  if (r.failed) return "cloud-init failed";
+  if (r.finished) return "ready";
+  if (r.booted) return "booting (cloud-init running)";
+  return "not booted";
+}
+
+std::string format_time(const ojson& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (!value.is_number()) return "";
+  const auto seconds = static_cast<std::time_t>(value.get<double>() / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buffer;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char buffer[32];
+  if (unit == 0)
+    std::snprintf(buffer, sizeof buffer, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buffer, sizeof buffer, "%.1f %s", value, units[unit]);
+  return buffer;
+}
+
+std::string format_progress(const std::string& kind, const std::string& step, int percent,
+                            std::optional<std::uint64_t> bytes,
+                            std::optional<std::uint64_t> total) {
+  std::string out = kind.empty() ? "" : kind + ": ";
+  out += step.empty() ? "waiting" : step;
+  if (percent > 0) out += " " + std::to_string(percent) + "%";
+  if (bytes && total && *total > 0)
+    out += " (" + format_bytes(*bytes) + " of " + format_bytes(*total) + ")";
+  else if (bytes && *bytes > 0)
+    out += " (" + format_bytes(*bytes) + ")";
+  return out;
+}
+
+std::string format_spaces(const ojson& spaces) {
+  std::vector<std::vector<std::string>> rows{
+      {"NAME", "STATE", "IP", "TEMPLATE", "OWNER", "NODE", "ID"}};
+  if (spaces.is_array())
+    for (const auto& s : spaces)
+      rows.push_back({text_of(s, "name"), dash(text_of(s, "state")), dash(text_of(s, "ip")),
+                      dash(text_of(s, "template")), dash(text_of(s, "owner")),
+                      dash(text_of(s, "node")), text_of(s, "id")});
+  return format_table(rows);
+}
+
+std::string format_space_info(const ojson& space) {
+  const auto* info = member(space, "info");
+  const ojson empty = ojson::object();
+  const ojson& i = info ? *info : empty;
+  std::vector<std::vector<std::string>> rows;
+  auto row = [&](const std::string& key, const std::string& value) {
+    rows.push_back({key + ":", value});
+  };
+  row("name", text_of(space, "name"));
+  row("id", text_of(space, "id"));
+  row("owner", dash(text_of(space, "owner")));
+  std::string state = dash(text_of(space, "state"));
+  const auto desired = text_of(space, "desiredState");
+  if (!desired.empty() && desired != state) state += " (wants " + desired + ")";
+  row("state", state);
+  if (const auto error = text_of(space, "error"); !error.empty()) row("error", error);
+  row("node", dash(text_of(space, "node")));
+  row("domain", dash(text_of(space, "domain")));
+  auto address = text_of(i, "address");
+  if (address.empty()) address = text_of(space, "ip");
+  row("ip", dash(address));
+
+  std::string revision = text_of(space, "templateRevision");
+  if (revision.empty()) revision = text_of(i, "templateRevision");
+  std::string tmpl = dash(text_of(space, "template"));
+  if (!revision.empty()) tmpl += ", revision " + revision;
+  row("template", tmpl);
+  const auto applied = text_of(space, "appliedRevision");
+  const bool pending = flag(&space, {"redefinePending"}) || flag(&i, {"redefinePending"});
+  std::string definition;
+  if (applied.empty() || applied == "0")
+    definition = "not defined yet";
+  else
+    definition = "from revision " + applied;
+  if (pending) definition += "; redefine pending: the template's change applies at the next start";
+  row("domain definition", definition);
+
+  const auto readiness = readiness_of(space);
+  std::string ready = readiness_summary(readiness);
+  if (!readiness.detail.empty()) ready += ": " + readiness.detail;
+  row("readiness", ready);
+  if (const auto created = format_time(space.value("createdAt", ojson())); !created.empty())
+    row("created", created);
+  if (const auto updated = format_time(space.value("updatedAt", ojson())); !updated.empty())
+    row("updated", updated);
+
+  auto out = format_table(rows);
+  if (!readiness.last_lines.empty()) {
+    out += "console (last " + std::to_string(readiness.last_lines.size()) + " lines):\n";
+    for (const auto& line : readiness.last_lines) out += "  " + line + "\n";
+  }
+  return out;
+}
+
+std::string format_templates(const ojson& templates) {
+  std::vector<std::vector<std::string>> rows{{"NAME", "REVISION", "UPDATED"}};
+  if (templates.is_array())
+    for (const auto& t : templates) {
+      auto updated = format_time(t.value("updatedAt", ojson()));
+      rows.push_back({text_of(t, "name"), dash(text_of(t, "revision")), dash(updated)});
+    }
+  return format_table(rows);
+}
+
+namespace {
+
+std::string joined(const ojson& user, const char* key) {
+  std::string out;
+  if (const auto* list = member(user, key); list && list->is_array())
+    for (const auto& item : *list)
+      out += (out.empty() ? "" : ",") + (item.is_string() ? item.get<std::string>() : item.dump());
+  return out;
+}
+
+std::size_t count(const ojson& user, const char* key) {
+  const auto* list = member(user, key);
+  return list && list->is_array() ? list->size() : 0;
+}
+
+}  // namespace
+
+std::string format_users(const ojson& users) {
+  std::vector<std::vector<std::string>> rows{
+      {"USERNAME", "EMAIL", "TIMEZONE", "PERMISSIONS", "SSH KEYS"}};
+  if (users.is_array())
+    for (const auto& u : users)
+      rows.push_back({text_of(u, "username"), dash(text_of(u, "email")),
+                      dash(text_of(u, "timezone")), dash(joined(u, "permissions")),
+                      std::to_string(count(u, "sshKeys"))});
+  return format_table(rows);
+}
+
+std::string format_user(const ojson& user) {
+  std::vector<std::vector<std::string>> rows{
+      {"username:", text_of(user, "username")},
+      {"email:", dash(text_of(user, "email"))},
+      {"timezone:", dash(text_of(user, "timezone"))},
+      {"permissions:", dash(joined(user, "permissions"))},
+  };
+  if (const auto* has = member(user, "hasServicePassword"); has && has->is_boolean())
+    rows.push_back({"service password:", has->get<bool>() ? "set" : "not set"});
+  auto out = format_table(rows);
+  const auto* keys = member(user, "sshKeys");
+  if (keys && keys->is_array() && !keys->empty()) {
+    out += "ssh keys:\n";
+    for (const auto& key : *keys)
+      out += "  " + (key.is_string() ? key.get<std::string>() : key.dump()) + "\n";
+  } else {
+    out += "ssh keys: none\n";
+  }
+  return out;
+}
+
+std::string format_node_report(const ojson& node) {
+  std::string out;
+  const auto name = dash(text_of(node, "name"));
+  std::string where;
+  if (const auto uri = text_of(node, "uri"); !uri.empty()) where = uri;
+  if (const auto type = text_of(node, "domainType"); !type.empty())
+    where += (where.empty() ? "" : ", ") + std::string("domain type ") + type;
+  out += "node " + name + (where.empty() ? "" : " (" + where + ")") + "\n";
+  std::vector<std::string> failed;
+  if (const auto* checks = member(node, "checks"); checks && checks->is_array()) {
+    for (const auto& c : *checks) {
+      const auto status = text_of(c, "status", "missing");
+      const bool required = !c.contains("required") || c["required"] == true;
+      std::string label = status;
+      label.resize(8, ' ');
+      std::string line = label + text_of(c, "title", text_of(c, "name"));
+      if (const auto detail = text_of(c, "detail"); !detail.empty()) line += ": " + detail;
+      if (status != "ok" && !required) line += " (optional)";
+      out += line + "\n";
+      if (const auto fix = text_of(c, "fix"); !fix.empty() && status != "ok")
+        out += "        fix: " + fix + "\n";
+      if (status != "ok" && required) failed.push_back(text_of(c, "name"));
+    }
+  }
+  std::string runtimes;
+  if (const auto* list = member(node, "runtimes"); list && list->is_array())
+    for (const auto& r : *list) runtimes += (runtimes.empty() ? "" : ", ") + r.get<std::string>();
+  if (!runtimes.empty()) {
+    out += "ready: runtimes " + runtimes + "\n";
+  } else {
+    std::string names;
+    for (const auto& f : failed) names += (names.empty() ? "" : ", ") + f;
+    out += "not ready: " + std::to_string(failed.size()) + " required check" +
+           (failed.size() == 1 ? "" : "s") + " failed" + (names.empty() ? "" : " (" + names + ")") +
+           "\n";
+  }
+  return out;
+}
+
+std::string format_diagnostics(const ojson& diagnostics, const std::string& file) {
+  std::string out;
+  if (!diagnostics.is_array()) return out;
+  for (const auto& d : diagnostics) {
+    std::string line = file;
+    const auto row = text_of(d, "line"), column = text_of(d, "column");
+    if (!row.empty() && row != "0") line += ":" + row + ":" + (column.empty() ? "1" : column);
+    line += ": " + text_of(d, "severity", "error") + ": ";
+    if (const auto path = text_of(d, "path"); !path.empty()) line += path + ": ";
+    line += text_of(d, "message");
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace bowline::cli

@@ -1,0 +1,54 @@
+// How the client verbs print the server's JSON as text: pure functions of the JSON (docs/api.md
+// shapes), so tests check them on fixed samples without a server. `--output json` prints the
+// server's JSON itself and never comes here.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bowline::cli {
+
+using ojson = nlohmann::ordered_json;
+
+// A field as text: strings as they are, numbers and booleans as JSON writes them, null or
+// missing as `absent`.
+std::string text_of(const ojson& object, const char* key, const std::string& absent = "");
+
+// What `space info` knows about the guest's readiness (the space's `info.readiness`).
+struct ReadinessView {
+  bool known = false;  // the server reported readiness at all
+  bool booted = false;
+  bool finished = false;  // cloud-init's final line seen
+  bool failed = false;    // cloud-init reported errors
+  std::string detail;
+  std::vector<std::string> last_lines;  // the console's tail
+};
+ReadinessView readiness_of(const ojson& space);
+// "ready", "cloud-init failed", "booting (cloud-init running)", "not booted", "unknown".
+std::string readiness_summary(const ReadinessView& readiness);
+
+std::string format_spaces(
+    const ojson& spaces);  // GET /spaces: NAME STATE IP TEMPLATE OWNER NODE ID
+std::string format_space_info(const ojson& space);     // GET /spaces/{id}: one field a line
+std::string format_templates(const ojson& templates);  // NAME REVISION UPDATED
+std::string format_users(const ojson& users);          // USERNAME EMAIL TIMEZONE PERMISSIONS KEYS
+std::string format_user(const ojson& user);            // one field a line
+std::string format_node_report(const ojson& node);     // a node check / GET /nodes entry
+
+// "2024-05-01 12:00:00 UTC" from Unix milliseconds (a string is kept as it is).
+std::string format_time(const ojson& value);
+// "512.0 MiB", "1.2 GiB".
+std::string format_bytes(std::uint64_t bytes);
+
+// The progress line of a waiting verb: "create: downloading image 41% (120.0 MiB of 300.0 MiB)".
+std::string format_progress(const std::string& kind, const std::string& step, int percent,
+                            std::optional<std::uint64_t> bytes = std::nullopt,
+                            std::optional<std::uint64_t> total = std::nullopt);
+
+// 422 template diagnostics as FILE:LINE:COL: SEVERITY: PATH: MESSAGE lines.
+std::string format_diagnostics(const ojson& diagnostics, const std::string& file);
+
+}  // namespace bowline::cli

@@ -1,0 +1,196 @@
+// bowline user create|list|set-password|add-key: users on the server (admins; set-password and
+// add-key also for oneself).
+#include <termios.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/app.hpp"
+#include "cli/client_format.hpp"
+#include "cli/client_verbs.hpp"
+#include "cli/template_input.hpp"
+#include "cli/verbs.hpp"
+
+namespace bowline::cli {
+namespace {
+
+std::string user_path(const std::string& username) {
+  return "/api/v1/users/" + escape_segment(username);
+}
+
+// An SSH key given as a file (~/.ssh/id_ed25519.pub) or as the key's text.
+std::string key_text(const std::string& value) {
+  if (value.rfind("ssh-", 0) != 0 && value.rfind("ecdsa-", 0) != 0 && value.rfind("sk-", 0) != 0) {
+    if (const auto text = read_file(value)) {
+      auto key = *text;
+      while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+      if (key.find('\n') != std::string::npos)
+        throw CliError(kExitUsage, value + ": holds more than one line; give one key a time");
+      return key;
+    }
+  }
+  return value;
+}
+
+std::string trimmed_line(std::istream& in) {
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+  return line;
+}
+
+// From the terminal without echo (asked twice), or one line from a pipe.
+std::string read_secret(const std::string& what) {
+  if (::isatty(STDIN_FILENO) != 1) {
+    const auto secret = trimmed_line(std::cin);
+    if (secret.empty()) throw CliError(kExitUsage, "no " + what + " on standard input");
+    return secret;
+  }
+  termios old{};
+  ::tcgetattr(STDIN_FILENO, &old);
+  termios quiet = old;
+  quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+  auto ask = [&](const std::string& prompt) {
+    std::cerr << prompt << std::flush;
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+    const auto line = trimmed_line(std::cin);
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &old);
+    std::cerr << "\n";
+    return line;
+  };
+  const auto first = ask("New " + what + ": ");
+  if (first.empty()) throw CliError(kExitUsage, "the " + what + " is empty");
+  if (ask("Again: ") != first) throw CliError(kExitUsage, "the two entries differ");
+  return first;
+}
+
+struct CreateArgs {
+  ClientOptions client;
+  std::string username, email, timezone, password, service_password;
+  std::vector<std::string> keys, permissions;
+};
+
+int create(const CreateArgs& a) {
+  ojson body = {{"username", a.username}};
+  if (!a.email.empty()) body["email"] = a.email;
+  if (!a.timezone.empty()) body["timezone"] = a.timezone;
+  if (!a.password.empty()) body["password"] = a.password;
+  if (!a.service_password.empty()) body["servicePassword"] = a.service_password;
+  if (!a.keys.empty()) {
+    body["sshKeys"] = ojson::array();
+    for (const auto& key : a.keys) body["sshKeys"].push_back(key_text(key));
+  }
+  if (!a.permissions.empty()) body["permissions"] = a.permissions;
+  Client client(resolve_endpoint(a.client.server));
+  const auto answer = client.post("/api/v1/users", body);
+  if (a.client.json()) {
+    print_json(answer);
+    return kExitOk;
+  }
+  const auto& user =
+      answer.contains("user") && answer["user"].is_object() ? answer["user"] : answer;
+  std::cout << format_user(user);
+  if (const auto token = text_of(answer, "token"); !token.empty())
+    std::cout << "token (shown once): " << token << "\n";
+  return kExitOk;
+}
+
+int list(const ClientOptions& o) {
+  Client client(resolve_endpoint(o.server));
+  const auto users = client.get("/api/v1/users");
+  if (o.json())
+    print_json(users);
+  else
+    std::cout << format_users(users);
+  return kExitOk;
+}
+
+struct PasswordArgs {
+  ClientOptions client;
+  std::string username;
+  bool service = false;
+};
+
+int set_password(const PasswordArgs& a) {
+  Client client(resolve_endpoint(a.client.server));
+  const auto secret = read_secret(a.service ? "service password" : "password");
+  const auto user =
+      client.patch(user_path(a.username), {{a.service ? "servicePassword" : "password", secret}});
+  if (a.client.json())
+    print_json(user);
+  else
+    std::cout << (a.service ? "service password" : "password") << " of " << a.username << " changed"
+              << (a.service ? " (spaces get it at their next start)" : "") << "\n";
+  return kExitOk;
+}
+
+struct KeyArgs {
+  ClientOptions client;
+  std::string username, key;
+};
+
+int add_key(const KeyArgs& a) {
+  const auto key = key_text(a.key);
+  Client client(resolve_endpoint(a.client.server));
+  const auto user = client.post(user_path(a.username) + "/keys", {{"key", key}});
+  if (a.client.json())
+    print_json(user);
+  else
+    std::cout << "key added to " << a.username << " (spaces get it at their next start)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_user_verbs(CLI::App& app, int& exit_code) {
+  auto* group = app.add_subcommand("user", "Users on the server");
+  group->require_subcommand(1);
+  {
+    auto a = std::make_shared<CreateArgs>();
+    auto* cmd = group->add_subcommand(
+        "create", "Admins: create a user; prints the user's first API token (shown once)");
+    cmd->add_option("USERNAME", a->username, "The user's name (also their login in spaces)")
+        ->required();
+    cmd->add_option("--email", a->email, "E-mail address");
+    cmd->add_option("--timezone", a->timezone, "Time zone for their spaces, e.g. Europe/Berlin");
+    cmd->add_option("--password", a->password, "Password for the web login");
+    cmd->add_option("--service-password", a->service_password,
+                    "Password of their account inside spaces");
+    cmd->add_option("--ssh-key", a->keys, "An SSH public key, or a file with one (repeatable)")
+        ->type_name("KEY|FILE");
+    cmd->add_option("--permission", a->permissions,
+                    "admin, use-vnc or use-web-terminal (repeatable)")
+        ->type_name("PERMISSION");
+    add_client_options(*cmd, a->client);
+    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return create(*a); }); });
+  }
+  {
+    auto a = std::make_shared<ClientOptions>();
+    auto* cmd = group->add_subcommand("list", "Admins: list users");
+    add_client_options(*cmd, *a);
+    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return list(*a); }); });
+  }
+  {
+    auto a = std::make_shared<PasswordArgs>();
+    auto* cmd = group->add_subcommand(
+        "set-password",
+        "Change a password, read from the terminal (twice, not shown) or one line of stdin");
+    cmd->add_option("USERNAME", a->username, "The user")->required();
+    cmd->add_flag("--service", a->service,
+                  "The service password (their account inside spaces), not the web login's");
+    add_client_options(*cmd, a->client);
+    cmd->callback(
+        [a, &exit_code] { run_client_verb(exit_code, [&] { return set_password(*a); }); });
+  }
+  {
+    auto a = std::make_shared<KeyArgs>();
+    auto* cmd = group->add_subcommand("add-key", "Add an SSH public key to a user");
+    cmd->add_option("USERNAME", a->username, "The user")->required();
+    cmd->add_option("KEY", a->key, "The key's text, or a file with it (~/.ssh/id_ed25519.pub)")
+        ->required();
+    add_client_options(*cmd, a->client);
+    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return add_key(*a); }); });
+  }
+}
+
+}  // namespace bowline::cli

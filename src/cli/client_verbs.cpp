@@ -1,0 +1,359 @@
+#include "cli/client_verbs.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <thread>
+
+#include "cli/app.hpp"
+#include "cli/client_format.hpp"
+
+namespace bowline::cli {
+
+void add_client_options(CLI::App& command, ClientOptions& options) {
+  command
+      .add_option("--server", options.server,
+                  "The server's URL (default: BOWLINE_SERVER, the login file, then " +
+                      std::string(kDefaultServer) + ")")
+      ->type_name("URL");
+  command.add_option("--output,-o", options.output, "Output format: table, or the server's JSON")
+      ->check(CLI::IsMember({"table", "json"}));
+}
+
+void run_client_verb(int& exit_code, const std::function<int()>& body) {
+  try {
+    exit_code = body();
+  } catch (const CliError& e) {
+    std::cerr << "bowline: " << e.what() << "\n";
+    exit_code = e.exit_code();
+  }
+}
+
+void print_json(const ojson& value) {
+  std::cout << value.dump(2) << "\n";
+}
+
+namespace {
+
+bool looks_like_uuid(const std::string& text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+std::vector<ojson> matching(const ojson& spaces, const std::string& id_or_name) {
+  std::vector<ojson> found;
+  if (!spaces.is_array()) return found;
+  for (const auto& s : spaces)
+    if (text_of(s, "id") == id_or_name) return {s};
+  for (const auto& s : spaces)
+    if (text_of(s, "name") == id_or_name) found.push_back(s);
+  return found;
+}
+
+}  // namespace
+
+std::string resolve_space(Client& client, const std::string& id_or_name) {
+  if (looks_like_uuid(id_or_name)) return id_or_name;
+  auto found = matching(client.get("/api/v1/spaces"), id_or_name);
+  if (found.empty()) {
+    try {
+      found = matching(client.get("/api/v1/spaces?all=1"), id_or_name);
+    } catch (const ApiError& e) {
+      if (e.status() != 403 && e.status() != 400) throw;
+    }
+  }
+  if (found.empty()) throw CliError(kExitNotFound, "no space named " + id_or_name);
+  if (found.size() > 1) {
+    std::string which;
+    for (const auto& s : found)
+      which += "\n  " + text_of(s, "id") + " (owner " + text_of(s, "owner", "-") + ")";
+    throw CliError(kExitUsage,
+                   "more than one space is named " + id_or_name + "; name one by its id:" + which);
+  }
+  return text_of(found.front(), "id");
+}
+
+// ---- progress -------------------------------------------------------------------------------
+
+ProgressLine::ProgressLine(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+ProgressLine::~ProgressLine() {
+  done();
+}
+
+namespace {
+
+std::size_t terminal_width() {
+  winsize size{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 10) return size.ws_col;
+  return 100;
+}
+
+// Console text is the guest's: keep control characters (escape sequences) off our terminal.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
+  return out;
+}
+
+}  // namespace
+
+void ProgressLine::show(const std::string& text, const std::string& step_key) {
+  const auto clean = printable(text);
+  if (terminal_) {
+    auto line = clean;
+    const auto width = terminal_width() - 1;
+    if (line.size() > width) line = line.substr(0, width - 3) + "...";
+    out_ << "\r" << line << "\x1b[K" << std::flush;
+    drawn_ = line.size();
+    return;
+  }
+  if (step_key == last_key_) return;
+  last_key_ = step_key;
+  out_ << clean << "\n" << std::flush;
+}
+
+void ProgressLine::done() {
+  if (terminal_ && drawn_ > 0) out_ << "\n" << std::flush;
+  drawn_ = 0;
+}
+
+void add_wait_options(CLI::App& command, bool& wait, WaitOptions& options, bool with_ready) {
+  auto* wait_flag = command.add_flag(
+      "--wait", wait,
+      with_ready ? "Follow the operation until it ends, then wait until the guest is ready "
+                   "(cloud-init finished); exit 1 if either fails"
+                 : "Follow the operation until it ends; exit 1 if it fails");
+  command
+      .add_option_function<long>(
+          "--timeout",
+          [&options](long seconds) {
+            if (seconds <= 0) throw CLI::ValidationError("--timeout", "must be above 0");
+            options.timeout = std::chrono::seconds(seconds);
+          },
+          "With --wait: give up after SECONDS (exit 5; the operation goes on)")
+      ->type_name("SECONDS")
+      ->needs(wait_flag);
+  if (with_ready)
+    command
+        .add_flag_function(
+            "--no-ready", [&options](std::int64_t) { options.ready = false; },
+            "With --wait: return when the operation ends, without waiting for cloud-init")
+        ->needs(wait_flag);
+}
+
+// ---- waiting for an operation -------------------------------------------------------------
+
+namespace {
+
+std::string id_text(const ojson& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "";
+  return value.dump();
+}
+
+std::optional<std::uint64_t> number(const ojson& object, const char* key) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return std::nullopt;
+  return object[key].get<std::uint64_t>();
+}
+
+int gave_up(ProgressLine& progress, const std::string& what) {
+  progress.done();
+  std::cerr << "bowline: gave up waiting at --timeout: " << what << " goes on\n";
+  return kExitTimeout;
+}
+
+std::optional<std::chrono::milliseconds> left(std::optional<Clock::time_point> deadline) {
+  if (!deadline) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+}
+
+void sleep_bounded(std::chrono::milliseconds wanted, std::optional<Clock::time_point> deadline) {
+  if (const auto remaining = left(deadline); remaining && *remaining < wanted) wanted = *remaining;
+  if (wanted.count() > 0) std::this_thread::sleep_for(wanted);
+}
+
+}  // namespace
+
+int wait_for_operation(Client& client, const std::string& space_id, const ojson& operation,
+                       const std::string& kind, std::optional<Clock::time_point> deadline,
+                       ProgressLine& progress) {
+  const auto op_id = id_text(operation.value("id", ojson()));
+  const std::string what = kind + " of space " + space_id;
+  if (op_id.empty()) throw CliError(kExitInvalid, "the server's answer names no operation");
+  const auto op_path = "/api/v1/operations/" + escape_segment(op_id);
+
+  // Returns an exit code when the operation has ended.
+  auto finish = [&](const std::string& state, const std::string& error) -> std::optional<int> {
+    if (state == "succeeded") {
+      progress.done();
+      return kExitOk;
+    }
+    if (state == "failed") {
+      progress.done();
+      std::cerr << "bowline: " << kind << " failed: " << (error.empty() ? "no reason given" : error)
+                << "\n";
+      return kExitInvalid;
+    }
+    return std::nullopt;
+  };
+  auto show = [&](const std::string& step, int percent, std::optional<std::uint64_t> bytes,
+                  std::optional<std::uint64_t> total) {
+    const auto key = step + (bytes ? "|" + std::to_string(percent / 10) : "");
+    progress.show(format_progress(kind, step, percent, bytes, total), key);
+  };
+  auto poll_operation = [&]() -> std::optional<int> {
+    ojson op;
+    try {
+      op = client.get(op_path);
+    } catch (const ApiError& e) {
+      if (e.status() != 404 || kind != "delete") throw;
+      // A deleted space may take its operations along: gone is done.
+      try {
+        client.get("/api/v1/spaces/" + escape_segment(space_id));
+      } catch (const ApiError& gone) {
+        if (gone.status() == 404) return finish("succeeded", "");
+        throw;
+      }
+      return std::nullopt;
+    }
+    if (auto code = finish(text_of(op, "state"), text_of(op, "error"))) return code;
+    show(text_of(op, "step"), op.value("progress", 0), std::nullopt, std::nullopt);
+    return std::nullopt;
+  };
+
+  show("waiting", 0, std::nullopt, std::nullopt);
+  std::optional<std::int64_t> last_seq;
+  auto stream = std::make_unique<EventStream>(client.endpoint(), last_seq);
+  bool use_stream = true;
+  bool polled_since_open = false;
+  auto next_poll = Clock::now() + std::chrono::seconds(3);
+  while (true) {
+    if (deadline && Clock::now() >= *deadline) return gave_up(progress, what);
+    if (use_stream) {
+      auto wait = std::chrono::milliseconds(1000);
+      if (const auto remaining = left(deadline); remaining && *remaining < wait) wait = *remaining;
+      for (const auto& event : stream->poll(std::max(wait, std::chrono::milliseconds(1)))) {
+        ojson data;
+        try {
+          data = ojson::parse(event.data);
+        } catch (const std::exception&) {
+          continue;
+        }
+        if (const auto seq = number(data, "seq")) last_seq = static_cast<std::int64_t>(*seq);
+        const auto payload = data.value("payload", ojson::object());
+        if (id_text(payload.value("operation", ojson())) != op_id) continue;
+        auto event_kind = text_of(data, "kind");
+        if (event_kind.empty()) event_kind = event.event;
+        if (event_kind == "operation.progress") {
+          show(text_of(payload, "step"), payload.value("progress", 0), number(payload, "bytes"),
+               number(payload, "total"));
+        } else if (event_kind == "operation.succeeded") {
+          return *finish("succeeded", "");
+        } else if (event_kind == "operation.failed") {
+          return *finish("failed", text_of(payload, "error"));
+        }
+      }
+      switch (stream->status()) {
+        case EventStream::Status::Open:
+          // Whatever happened before the stream opened is in the operation itself.
+          if (!polled_since_open) {
+            polled_since_open = true;
+            next_poll = Clock::now();
+          }
+          break;
+        case EventStream::Status::Connecting:
+          break;
+        case EventStream::Status::Failed:
+        case EventStream::Status::Closed: {
+          const auto status = stream->http_status();
+          if (status != 0 && status != 200 && status != 503) {
+            use_stream = false;  // no event stream here (or not for us): poll instead
+          } else {
+            sleep_bounded(std::chrono::milliseconds(500), deadline);
+            stream = std::make_unique<EventStream>(client.endpoint(), last_seq);
+            polled_since_open = false;
+          }
+          next_poll = Clock::now();
+          break;
+        }
+      }
+    } else {
+      sleep_bounded(std::chrono::milliseconds(1000), deadline);
+    }
+    if (Clock::now() >= next_poll) {
+      if (auto code = poll_operation()) return *code;
+      next_poll = Clock::now() + std::chrono::seconds(use_stream ? 3 : 1);
+    }
+  }
+}
+
+// ---- waiting for the guest ----------------------------------------------------------------
+
+namespace {
+
+std::string elapsed_text(Clock::duration elapsed) {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
+  if (seconds < 60) return std::to_string(seconds) + "s";
+  return std::to_string(seconds / 60) + "m" + std::to_string(seconds % 60) + "s";
+}
+
+}  // namespace
+
+int wait_for_ready(Client& client, const std::string& space_id,
+                   std::optional<Clock::time_point> deadline, ProgressLine& progress) {
+  const auto started = Clock::now();
+  const auto path = "/api/v1/spaces/" + escape_segment(space_id);
+  while (true) {
+    const auto space = client.get(path);
+    const auto state = text_of(space, "state");
+    const auto readiness = readiness_of(space);
+    if (state == "error") {
+      progress.done();
+      std::cerr << "bowline: space " << text_of(space, "name")
+                << " failed: " << text_of(space, "error", "no reason given") << "\n";
+      return kExitInvalid;
+    }
+    if (!readiness.known) {
+      progress.done();
+      std::cerr << "bowline: the server reports no readiness for this space; not waiting for "
+                   "cloud-init\n";
+      return kExitOk;
+    }
+    if (readiness.failed) {
+      progress.done();
+      std::cerr << "bowline: cloud-init failed in space " << text_of(space, "name")
+                << (readiness.detail.empty() ? "" : ": " + readiness.detail) << "\n";
+      if (!readiness.last_lines.empty()) {
+        std::cerr << "console (last lines):\n";
+        for (const auto& line : readiness.last_lines) std::cerr << "  " << printable(line) << "\n";
+      }
+      return kExitInvalid;
+    }
+    if (readiness.finished) {
+      progress.done();
+      return kExitOk;
+    }
+    if (state == "stopped" || state == "stopping" || state == "deleting") {
+      progress.done();
+      std::cerr << "bowline: space " << text_of(space, "name") << " is " << state
+                << " before it was ready\n";
+      return kExitInvalid;
+    }
+    std::string text = "waiting for cloud-init (" +
+                       std::string(readiness.booted ? "booted" : "booting") + ", " +
+                       elapsed_text(Clock::now() - started) + ")";
+    if (!readiness.last_lines.empty() && !readiness.last_lines.back().empty())
+      text += ": " + readiness.last_lines.back();
+    progress.show(text, readiness.booted ? "booted" : "booting");
+    if (deadline && Clock::now() >= *deadline)
+      return gave_up(progress, "cloud-init in space " + text_of(space, "name"));
+    sleep_bounded(std::chrono::milliseconds(2000), deadline);
+  }
+}
+
+}  // namespace bowline::cli

@@ -1,0 +1,150 @@
+// The client's pure parts: the text formatters on fixed server JSON (golden text), the SSE
+// framing, server URLs and status-to-exit-code mapping.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli/app.hpp"
+#include "cli/client.hpp"
+#include "cli/client_format.hpp"
+
+namespace bowline::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char* kSpaces = R"([
+  {"id": "0b7e3c1a-5d2f-4e8a-9c3b-1f2e3d4c5b6a", "name": "dev", "owner": "alice",
+   "template": "nat", "state": "running", "desiredState": "running", "error": "",
+   "ip": "192.168.122.50", "domain": "alice-dev", "node": "local", "appliedRevision": 3,
+   "templateRevision": 3, "redefinePending": false, "createdAt": 1714564800000,
+   "updatedAt": 1714564800000},
+  {"id": "1c2d3e4f-0000-4000-8000-000000000001", "name": "build-box", "owner": "bob",
+   "template": "bridged", "state": "stopped", "desiredState": "stopped", "error": "",
+   "ip": null, "domain": "bob-build-box", "node": "local", "appliedRevision": 1,
+   "templateRevision": 2, "redefinePending": true, "createdAt": 0, "updatedAt": 0}
+])";
+
+TEST(ClientFormat, SpacesTable) {
+  EXPECT_EQ(format_spaces(ojson::parse(kSpaces)),
+            "NAME       STATE    IP              TEMPLATE  OWNER  NODE   ID\n"
+            "dev        running  192.168.122.50  nat       alice  local  "
+            "0b7e3c1a-5d2f-4e8a-9c3b-1f2e3d4c5b6a\n"
+            "build-box  stopped  -               bridged   bob    local  "
+            "1c2d3e4f-0000-4000-8000-000000000001\n");
+  EXPECT_EQ(format_spaces(ojson::array()), "NAME  STATE  IP  TEMPLATE  OWNER  NODE  ID\n");
+}
+
+TEST(ClientFormat, SpaceInfo) {
+  auto space = ojson::parse(kSpaces)[1];
+  space["state"] = "running";
+  space["desiredState"] = "running";
+  space["info"] = {
+      {"address", "198.51.100.23"},
+      {"redefinePending", true},
+      {"readiness",
+       {{"booted", true},
+        {"ready", false},
+        {"finished", false},
+        {"failed", false},
+        {"detail", ""}}},
+      {"consoleTail", {"[  OK  ] Reached target Network.", "Cloud-init v. 22.4 running"}}};
+  EXPECT_EQ(format_space_info(space),
+            "name:               build-box\n"
+            "id:                 1c2d3e4f-0000-4000-8000-000000000001\n"
+            "owner:              bob\n"
+            "state:              running\n"
+            "node:               local\n"
+            "domain:             bob-build-box\n"
+            "ip:                 198.51.100.23\n"
+            "template:           bridged, revision 2\n"
+            "domain definition:  from revision 1; redefine pending: the template's change "
+            "applies at the next start\n"
+            "readiness:          booting (cloud-init running)\n"
+            "created:            1970-01-01 00:00:00 UTC\n"
+            "updated:            1970-01-01 00:00:00 UTC\n"
+            "console (last 2 lines):\n"
+            "  [  OK  ] Reached target Network.\n"
+            "  Cloud-init v. 22.4 running\n");
+
+  space["state"] = "error";
+  space["error"] = "start failed: bridge br0 does not exist on this host";
+  space["info"]["readiness"]["failed"] = true;
+  space["info"]["readiness"]["detail"] = "1 module failed";
+  const auto text = format_space_info(space);
+  EXPECT_THAT(text, HasSubstr("state:              error (wants running)\n"));
+  EXPECT_THAT(text, HasSubstr("error:              start failed: bridge br0 does not exist"));
+  EXPECT_THAT(text, HasSubstr("readiness:          cloud-init failed: 1 module failed\n"));
+}
+
+TEST(ClientFormat, ReadinessWithoutInfoIsUnknown) {
+  const auto space = ojson::parse(kSpaces)[0];
+  EXPECT_FALSE(readiness_of(space).known);
+  EXPECT_EQ(readiness_summary(readiness_of(space)), "unknown");
+  EXPECT_THAT(format_space_info(space), HasSubstr("readiness:          unknown\n"));
+  EXPECT_THAT(format_space_info(space), HasSubstr("domain definition:  from revision 3\n"));
+}
+
+TEST(ClientFormat, Progress) {
+  EXPECT_EQ(format_progress("create", "downloading image", 41, 126877696ull, 314572800ull),
+            "create: downloading image 41% (121.0 MiB of 300.0 MiB)");
+  EXPECT_EQ(format_progress("start", "defining", 80), "start: defining 80%");
+  EXPECT_EQ(format_progress("stop", "", 0), "stop: waiting");
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(3ull << 30), "3.0 GiB");
+}
+
+TEST(ClientFormat, Diagnostics) {
+  const auto d = ojson::parse(
+      R"([{"line":2,"column":9,"path":"memory","severity":"error","message":"below 1 MiB"},
+          {"line":0,"column":0,"path":"","severity":"warning","message":"no image checksum"}])");
+  EXPECT_EQ(format_diagnostics(d, "t.yaml"),
+            "t.yaml:2:9: error: memory: below 1 MiB\nt.yaml: warning: no image checksum\n");
+}
+
+TEST(SseParser, FramesFieldsCommentsAndLineEnds) {
+  SseParser parser;
+  auto events = parser.feed("retry: 2000\n\n: keep-alive\n\nid: 7\nevent: space.state\nda");
+  EXPECT_TRUE(events.empty()) << "retry alone and comments are no events";
+  events = parser.feed("ta: {\"a\":1}\n\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].id, "7");
+  EXPECT_EQ(events[0].event, "space.state");
+  EXPECT_EQ(events[0].data, "{\"a\":1}");
+
+  events = parser.feed("data: one\r\ndata:two\r\n\r\ndata: three\r\r");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].data, "one\ntwo");
+  EXPECT_EQ(events[0].event, "message");
+  EXPECT_EQ(events[0].id, "7") << "the last event id carries over";
+  EXPECT_EQ(events[1].data, "three");
+
+  // A \r\n split between two reads is one line end, not two.
+  events = parser.feed("data: x\r");
+  EXPECT_TRUE(events.empty());
+  events = parser.feed("\n\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].data, "x");
+}
+
+TEST(ClientUrls, NormalizeServer) {
+  EXPECT_EQ(normalize_server("http://h:7470/"), "http://h:7470");
+  EXPECT_EQ(normalize_server("h:7470"), "http://h:7470");
+  EXPECT_EQ(normalize_server("https://bowline.example.org//"), "https://bowline.example.org");
+  EXPECT_EQ(escape_segment("a b/c"), "a%20b%2Fc");
+  EXPECT_EQ(escape_segment("web-1.x_y~"), "web-1.x_y~");
+}
+
+TEST(ClientExitCodes, FromStatus) {
+  EXPECT_EQ(exit_code_for_status(200), kExitOk);
+  EXPECT_EQ(exit_code_for_status(202), kExitOk);
+  EXPECT_EQ(exit_code_for_status(400), kExitInvalid);
+  EXPECT_EQ(exit_code_for_status(401), kExitNotFound);
+  EXPECT_EQ(exit_code_for_status(403), kExitNotFound);
+  EXPECT_EQ(exit_code_for_status(404), kExitNotFound);
+  EXPECT_EQ(exit_code_for_status(409), kExitInvalid);
+  EXPECT_EQ(exit_code_for_status(422), kExitInvalid);
+  EXPECT_EQ(exit_code_for_status(500), kExitInvalid);
+}
+
+}  // namespace
+}  // namespace bowline::cli
