@@ -459,7 +459,8 @@ Check check_network(const std::string& network, libvirt::Hypervisor* hypervisor)
     return c;
   }
   c.detail = info->bridge.empty() ? "active" : "active on " + info->bridge;
-  if (!info->autostart) c.detail += " (not autostarted: virsh net-autostart " + network + ")";
+  if (info->persistent && !info->autostart)
+    c.detail += " (not autostarted: virsh net-autostart " + network + ")";
   return c;
 }
 
