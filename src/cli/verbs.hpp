@@ -9,6 +9,7 @@ void add_template_verbs(CLI::App& app, int& exit_code);
 void add_catalog_verbs(CLI::App& app, int& exit_code);
 void add_render_verb(CLI::App& template_group, int& exit_code);
 void add_kubevirt_verbs(CLI::App& app, int& exit_code);
+void add_server_verb(CLI::App& app, int& exit_code);
 void add_client_template_verbs(CLI::App& template_group, int& exit_code);
 void add_space_verbs(CLI::App& app, int& exit_code);
 void add_user_verbs(CLI::App& app, int& exit_code);

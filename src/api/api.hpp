@@ -1,0 +1,71 @@
+// The REST API of docs/api.md: routes over the store and the engine, token authentication on
+// every route, permission checks, and errors mapped to status codes. Transport-free: the
+// HttpServer hands it Requests; tests may too.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/http.hpp"
+#include "api/router.hpp"
+#include "api/space_owners.hpp"
+#include "engine/engine.hpp"
+#include "engine/event_bus.hpp"
+#include "store/store.hpp"
+
+namespace bowline::api {
+
+struct ApiOptions {
+  // This node's record for GET /api/v1/nodes ({name, runtimes, checks, ...}), made on every
+  // request. Unset: {"name": "local", "runtimes": [], "checks": []}.
+  std::function<nlohmann::json()> node;
+  std::size_t replay_batch = 500;  // events read from the store at a time when replaying
+};
+
+class Api {
+ public:
+  Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, ApiOptions options);
+  ~Api();
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  // Never throws: every failure becomes an error response.
+  Response handle(Request& request);
+
+  const Router& router() const { return router_; }
+  // Event streams currently listening on the bus (each stops listening when it closes).
+  int listening_streams() const { return stream_listeners_.load(); }
+
+ private:
+  void add_user_routes();
+  void add_template_routes();
+  void add_space_routes();
+  void add_event_routes();
+  void add_node_routes();
+
+  // The space with `id` when the caller may see it; HttpError 404 otherwise (also for a
+  // space that exists but is another user's).
+  store::Space visible_space(const Caller& caller, const std::string& id);
+  nlohmann::json space_json_of(const store::Space& space);
+  nlohmann::json accepted_json(const std::string& space_id, std::int64_t operation);
+  // The user named in the path when the caller is that user or an admin; 403 / 404 otherwise.
+  store::User target_user(const Caller& caller, const std::string& username);
+
+  store::Store& store_;
+  engine::Engine& engine_;
+  engine::EventBus& events_;
+  ApiOptions options_;
+  SpaceOwners owners_;
+  Router router_;
+  std::atomic<std::uint64_t> requests_{0};
+  std::atomic<std::uint64_t> failures_{0};  // 5xx answers
+  std::atomic<int> stream_listeners_{0};
+};
+
+// Raises HttpError 403 unless the caller is an admin.
+void require_admin(const Caller& caller);
+
+}  // namespace bowline::api

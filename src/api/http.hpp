@@ -1,0 +1,86 @@
+// HTTP as the routes see it: plain request and response values, with no Boost in sight. The
+// server (http_server.cpp) turns the wire into a Request and a Response back into the wire.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace bowline::api {
+
+struct Request {
+  std::string method;                          // "GET", "POST", ...
+  std::string target;                          // as sent: path and query
+  std::string path;                            // percent-decoded, without the query
+  std::map<std::string, std::string> query;    // decoded; a repeated key keeps the last value
+  std::map<std::string, std::string> headers;  // names in lower case
+  std::string body;
+  std::map<std::string, std::string> params;  // path parameters, filled by the Router
+  std::string remote;                         // the peer's address
+
+  // The header's value, or "" when absent (`name` in any case).
+  std::string header(std::string_view name) const;
+  const std::string& param(const std::string& name) const;
+  // The body as JSON; HttpError 400 when it is not JSON (an empty body is an empty object).
+  nlohmann::json json() const;
+};
+
+// A body written while the connection stays open (server-sent events). The server calls
+// open() once the headers are out, with a sink that queues text for the client; close() when
+// the client went away or the server stops (always after open() has returned).
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  // Queues text without blocking; false once the stream has closed.
+  virtual bool send(std::string text) = 0;
+  virtual bool closed() const = 0;
+};
+
+struct Stream {
+  std::function<void(std::shared_ptr<StreamSink>)> open;
+  std::function<void()> close;
+  // Sent whenever nothing else was for this long, so proxies and clients see a live stream.
+  std::string heartbeat = ": heartbeat\n\n";
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<Stream> stream;  // set: an endless body (status and headers are sent first)
+
+  static Response json(int status, const nlohmann::json& value);
+  static Response error(int status, const std::string& message);
+  static Response no_content();
+};
+
+// Thrown by routes for an answer other than success; the API turns it into a Response.
+class HttpError : public std::runtime_error {
+ public:
+  HttpError(int status, const std::string& message, nlohmann::json extra = nullptr)
+      : std::runtime_error(message), status_(status), extra_(std::move(extra)) {}
+  int status() const { return status_; }
+  // Members merged into the error object ({"error": ..., "diagnostics": [...]}).
+  const nlohmann::json& extra() const { return extra_; }
+
+ private:
+  int status_;
+  nlohmann::json extra_;
+};
+
+// "%2F" -> "/"; with `plus_is_space`, "+" -> " " (query strings). HttpError 400 on a bad escape.
+std::string percent_decode(std::string_view text, bool plus_is_space);
+// Splits a target into its decoded path and query parameters.
+void parse_target(std::string_view target, std::string& path,
+                  std::map<std::string, std::string>& query);
+const char* reason_phrase(int status);
+
+}  // namespace bowline::api

@@ -1,0 +1,542 @@
+// The one translation unit that includes Boost.Beast and Asio (they cost ~10 s and 0.7 GB to
+// compile); everything else speaks api::Request and api::Response.
+#include "api/http_server.hpp"
+
+#include <atomic>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "util/strings.hpp"
+
+namespace bowline::api {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+std::pair<std::string, unsigned short> split_listen_address(const std::string& listen) {
+  std::string host, port;
+  if (!listen.empty() && listen.front() == '[') {
+    const auto close = listen.find(']');
+    if (close == std::string::npos || close + 1 >= listen.size() || listen[close + 1] != ':')
+      throw std::invalid_argument("listen address \"" + listen + "\": expected [ADDRESS]:PORT");
+    host = listen.substr(1, close - 1);
+    port = listen.substr(close + 2);
+  } else {
+    const auto colon = listen.rfind(':');
+    if (colon == std::string::npos || listen.find(':') != colon)
+      throw std::invalid_argument("listen address \"" + listen + "\": expected ADDRESS:PORT");
+    host = listen.substr(0, colon);
+    port = listen.substr(colon + 1);
+  }
+  if (host.empty())
+    throw std::invalid_argument("listen address \"" + listen + "\": the address is missing");
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535)
+    throw std::invalid_argument("listen address \"" + listen +
+                                "\": the port must be a number from 0 to 65535");
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  if (ec)
+    throw std::invalid_argument("listen address \"" + listen + "\": \"" + host +
+                                "\" is not an IP address");
+  return {host, static_cast<unsigned short>(std::stoul(port))};
+}
+
+namespace {
+
+class Session;
+
+// What a stream's open() and close() need to run in that order, each once, on a worker.
+struct StreamLifecycle {
+  std::mutex mutex;
+  bool opened = false;
+  bool close_requested = false;
+  bool closed = false;
+};
+
+class Sink final : public StreamSink {
+ public:
+  explicit Sink(std::weak_ptr<Session> session) : session_(std::move(session)) {}
+  bool send(std::string text) override;
+  bool closed() const override { return closed_.load(); }
+  void mark_closed() { closed_.store(true); }
+
+ private:
+  std::weak_ptr<Session> session_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  Handler handler;
+  std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> streams{0};
+  std::mutex sessions_mutex;
+  std::map<Session*, std::weak_ptr<Session>> sessions;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+  bool stopped = false;
+  unsigned short bound_port = 0;
+  std::mutex lifecycle_mutex;
+
+  asio::io_context ioc;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  tcp::acceptor acceptor{ioc};
+  std::unique_ptr<asio::thread_pool> workers;
+  std::vector<std::thread> threads;
+
+  Impl(HttpServerOptions o, Handler h) : options(std::move(o)), handler(std::move(h)) {}
+  void accept();
+};
+
+namespace {
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, HttpServer::Impl& server)
+      : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {
+    ++server_.connections;
+    error_code ec;
+    const auto peer = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
+  }
+
+  ~Session() {
+    --server_.connections;
+    std::lock_guard lock(server_.sessions_mutex);
+    server_.sessions.erase(this);
+  }
+
+  void run() {
+    {
+      std::lock_guard lock(server_.sessions_mutex);
+      server_.sessions[this] = weak_from_this();
+    }
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+  }
+
+  // From stop(): ends the connection whatever it is doing.
+  void shut() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->shut_now(); });
+  }
+
+  // From a Sink, any thread.
+  bool enqueue(std::string text) {
+    if (queued_bytes_.load() + text.size() > server_.options.stream_backlog) {
+      // A client that does not read: drop it rather than buffer without end.
+      shut();
+      return false;
+    }
+    asio::post(stream_.get_executor(),
+               [self = shared_from_this(), text = std::move(text)]() mutable {
+                 self->push(std::move(text));
+               });
+    return true;
+  }
+
+  // From stop(), on the session's strand: ends the connection now.
+  void shut_now() {
+    if (streaming_)
+      finish_stream();
+    else
+      close();
+  }
+
+  auto executor() { return stream_.get_executor(); }
+
+ private:
+  // ---- requests ---------------------------------------------------------------------------
+
+  void read_header() {
+    if (server_.stopping) return close();
+    parser_.emplace();
+    parser_->body_limit(server_.options.body_limit);
+    parser_->header_limit(16 * 1024);
+    stream_.expires_after(server_.options.idle_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
+  }
+
+  void on_header(error_code ec) {
+    if (ec) return on_read_error(ec);
+    const auto& header = parser_->get();
+    if (const auto length = parser_->content_length();
+        length && *length > server_.options.body_limit)
+      return reject(413, "the request body is larger than " +
+                             std::to_string(server_.options.body_limit) + " bytes");
+    if (util::to_lower(std::string(header[http::field::expect])) == "100-continue") {
+      // curl waits a second for this before it sends a body of more than 1 KiB.
+      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                     header.version());
+      http::async_write(stream_, *cont,
+                        [self = shared_from_this(), cont](error_code e, std::size_t) {
+                          if (e) return self->close();
+                          self->read_body();
+                        });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    stream_.expires_after(server_.options.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](error_code ec, std::size_t) {
+                       if (ec) return self->on_read_error(ec);
+                       self->dispatch_request();
+                     });
+  }
+
+  void on_read_error(error_code ec) {
+    if (ec == http::error::body_limit)
+      return reject(413, "the request body is larger than " +
+                             std::to_string(server_.options.body_limit) + " bytes");
+    if (ec == http::error::header_limit) return reject(431, "the request headers are too large");
+    if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message)
+      return reject(400, "malformed HTTP request: " + ec.message());
+    close();  // end of stream, timeout, reset
+  }
+
+  void dispatch_request() {
+    auto message = parser_->release();
+    parser_.reset();
+    Request request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    request.remote = remote_;
+    for (const auto& field : message)
+      request.headers[util::to_lower(std::string(field.name_string()))] =
+          std::string(field.value());
+    request.body = std::move(message.body());
+    const bool keep_alive = message.keep_alive();
+    const unsigned version = message.version();
+    stream_.expires_never();
+    asio::post(*server_.workers, [self = shared_from_this(), request = std::move(request),
+                                  keep_alive, version]() mutable {
+      Response response;
+      try {
+        parse_target(request.target, request.path, request.query);
+        response = self->server_.handler(request);
+      } catch (const HttpError& e) {
+        response = Response::error(e.status(), e.what());
+      } catch (const std::exception& e) {
+        response = Response::error(500, std::string("internal error: ") + e.what());
+      }
+      asio::post(self->stream_.get_executor(),
+                 [self, response = std::move(response), keep_alive, version]() mutable {
+                   self->respond(std::move(response), keep_alive, version);
+                 });
+    });
+  }
+
+  void respond(Response response, bool keep_alive, unsigned version) {
+    if (response.stream && server_.stopping) return close();
+    if (response.stream) return start_stream(std::move(response));
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(response.status), version);
+    res->set(http::field::server, "bowline");
+    if (!response.content_type.empty()) res->set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) res->set(name, value);
+    res->body() = std::move(response.body);
+    res->keep_alive(keep_alive && !server_.stopping);
+    res->prepare_payload();
+    stream_.expires_after(server_.options.idle_timeout);
+    http::async_write(stream_, *res, [self = shared_from_this(), res](error_code ec, std::size_t) {
+      if (ec) return self->close();
+      if (!res->keep_alive()) return self->close();
+      self->read_header();
+    });
+  }
+
+  // An error before the request was read whole: answer, then close without a reset (the
+  // client may still be sending the body we refused, so read and drop it for a moment).
+  void reject(int status, const std::string& message) {
+    auto res =
+        std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
+    res->set(http::field::server, "bowline");
+    res->set(http::field::content_type, "application/json");
+    res->body() = Response::error(status, message).body;
+    res->keep_alive(false);
+    res->prepare_payload();
+    stream_.expires_after(std::chrono::seconds(5));
+    http::async_write(stream_, *res, [self = shared_from_this(), res](error_code ec, std::size_t) {
+      if (ec) return self->close();
+      error_code ignored;
+      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      self->drain();
+    });
+  }
+
+  void drain() {
+    drain_buffer_.resize(64 * 1024);
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > 16 * 1024 * 1024) return self->close();
+                              self->drain();
+                            });
+  }
+
+  void close() {
+    error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+  // ---- event streams ----------------------------------------------------------------------
+
+  void start_stream(Response response) {
+    std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                       reason_phrase(response.status) + "\r\n";
+    head +=
+        "Server: bowline\r\nContent-Type: " +
+        (response.content_type.empty() ? std::string("text/event-stream") : response.content_type) +
+        "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n";
+    for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
+    head += "\r\n";
+    streaming_ = true;
+    ++server_.streams;
+    stream_definition_ = std::move(response.stream);
+    sink_ = std::make_shared<Sink>(weak_from_this());
+    last_write_ = std::chrono::steady_clock::now();
+    stream_.expires_never();
+    push(std::move(head));
+    watch_for_disconnect();
+    arm_heartbeat();
+    // open() replays history from the store: a worker's job, not an I/O thread's.
+    asio::post(*server_.workers, [self = shared_from_this()] {
+      try {
+        if (self->stream_definition_->open) self->stream_definition_->open(self->sink_);
+      } catch (...) {
+        self->shut();
+      }
+      bool close_now = false;
+      {
+        std::lock_guard lock(self->lifecycle_.mutex);
+        self->lifecycle_.opened = true;
+        close_now = self->lifecycle_.close_requested && !self->lifecycle_.closed;
+        if (close_now) self->lifecycle_.closed = true;
+      }
+      if (close_now && self->stream_definition_->close) self->stream_definition_->close();
+    });
+  }
+
+  void push(std::string text) {
+    if (finished_) return;
+    queued_bytes_ += text.size();
+    queue_.push_back(std::move(text));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    if (queue_.empty() || finished_) {
+      writing_ = false;
+      return;
+    }
+    writing_ = true;
+    asio::async_write(stream_, asio::buffer(queue_.front()),
+                      [self = shared_from_this()](error_code ec, std::size_t) {
+                        if (ec) return self->finish_stream();
+                        self->queued_bytes_ -= self->queue_.front().size();
+                        self->queue_.pop_front();
+                        self->last_write_ = std::chrono::steady_clock::now();
+                        self->write_next();
+                      });
+  }
+
+  // The client never speaks on an event stream: a read that ends means it went away.
+  void watch_for_disconnect() {
+    drain_buffer_.resize(4096);
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = shared_from_this()](error_code ec, std::size_t) {
+                              if (ec) return self->finish_stream();
+                              self->watch_for_disconnect();
+                            });
+  }
+
+  void arm_heartbeat() {
+    timer_.expires_at(last_write_ + server_.options.heartbeat);
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (ec || self->finished_) return;
+      if (std::chrono::steady_clock::now() - self->last_write_ >= self->server_.options.heartbeat &&
+          self->queue_.empty()) {
+        self->push(self->stream_definition_->heartbeat);
+        self->last_write_ = std::chrono::steady_clock::now();
+      }
+      self->arm_heartbeat();
+    });
+  }
+
+  void finish_stream() {
+    if (finished_) return;
+    finished_ = true;
+    sink_->mark_closed();
+    timer_.cancel();
+    close();
+    --server_.streams;
+    bool close_now = false;
+    {
+      std::lock_guard lock(lifecycle_.mutex);
+      lifecycle_.close_requested = true;
+      close_now = lifecycle_.opened && !lifecycle_.closed;
+      if (close_now) lifecycle_.closed = true;
+    }
+    if (close_now && stream_definition_->close)
+      asio::post(*server_.workers, [definition = stream_definition_] { definition->close(); });
+  }
+
+  beast::tcp_stream stream_;
+  HttpServer::Impl& server_;
+  std::string remote_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::vector<char> drain_buffer_;
+  std::size_t drained_ = 0;
+
+  bool streaming_ = false;
+  bool finished_ = false;
+  bool writing_ = false;
+  std::shared_ptr<Stream> stream_definition_;
+  std::shared_ptr<Sink> sink_;
+  StreamLifecycle lifecycle_;
+  std::deque<std::string> queue_;
+  std::atomic<std::size_t> queued_bytes_{0};
+  std::chrono::steady_clock::time_point last_write_;
+  asio::steady_timer timer_;
+};
+
+bool Sink::send(std::string text) {
+  if (closed_) return false;
+  auto session = session_.lock();
+  if (!session) return false;
+  return session->enqueue(std::move(text));
+}
+
+}  // namespace
+
+void HttpServer::Impl::accept() {
+  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor.is_open() || stopping) return;
+    if (!ec) {
+      error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<Session>(std::move(socket), *this)->run();
+    }
+    accept();
+  });
+}
+
+HttpServer::HttpServer(HttpServerOptions options, Handler handler)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::start() {
+  std::lock_guard lock(impl_->lifecycle_mutex);
+  if (impl_->started) throw std::logic_error("HttpServer::start: already started");
+  auto& o = impl_->options;
+  error_code ec;
+  const auto address = asio::ip::make_address(o.address, ec);
+  if (ec) throw std::runtime_error("listen address \"" + o.address + "\" is not an IP address");
+  const tcp::endpoint endpoint(address, o.port);
+  const auto where = o.address + ":" + std::to_string(o.port);
+  impl_->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor.bind(endpoint, ec);
+  if (!ec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    error_code ignored;
+    impl_->acceptor.close(ignored);
+    throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
+  }
+  impl_->bound_port = impl_->acceptor.local_endpoint(ec).port();
+  impl_->workers = std::make_unique<asio::thread_pool>(std::max(1u, o.workers));
+  impl_->work.emplace(impl_->ioc.get_executor());
+  impl_->accept();
+  for (unsigned i = 0; i < std::max(1u, o.io_threads); ++i)
+    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  impl_->started = true;
+}
+
+void HttpServer::stop() {
+  std::lock_guard lock(impl_->lifecycle_mutex);
+  if (!impl_->started || impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->stopping = true;
+  {
+    std::promise<void> closed;
+    asio::post(impl_->ioc, [this, &closed] {
+      error_code ignored;
+      impl_->acceptor.close(ignored);
+      closed.set_value();
+    });
+    closed.get_future().wait();
+  }
+  std::vector<std::shared_ptr<Session>> live;
+  {
+    std::lock_guard sessions_lock(impl_->sessions_mutex);
+    for (auto& [raw, weak] : impl_->sessions)
+      if (auto session = weak.lock()) live.push_back(std::move(session));
+  }
+  for (auto& session : live) {
+    std::promise<void> shut;
+    asio::dispatch(session->executor(), [&session, &shut] {
+      session->shut_now();
+      shut.set_value();
+    });
+    shut.get_future().wait();
+  }
+  live.clear();
+  // Handlers that are running finish (their answers go nowhere); streams' close() runs.
+  impl_->workers->join();
+  // Closed sockets end their pending operations at once; let the sessions go before the
+  // threads do.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (impl_->connections.load() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  impl_->work.reset();
+  impl_->ioc.stop();
+  for (auto& thread : impl_->threads) thread.join();
+  impl_->threads.clear();
+}
+
+unsigned short HttpServer::port() const {
+  return impl_->bound_port;
+}
+
+std::size_t HttpServer::open_connections() const {
+  return impl_->connections.load();
+}
+
+std::size_t HttpServer::open_streams() const {
+  return impl_->streams.load();
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,56 @@
+// The HTTP/1.1 server: keep-alive connections on a few I/O threads, handlers on a small pool
+// of worker threads (a slow handler never stalls other connections), a request body limit,
+// and endless bodies for server-sent events. The only code that sees Boost.Beast is
+// http_server.cpp.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/http.hpp"
+
+namespace bowline::api {
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  unsigned short port = 7470;  // 0: any free port (port() says which)
+  unsigned io_threads = 2;
+  unsigned workers = 8;                                              // threads that run handlers
+  std::size_t body_limit = 1024 * 1024;                              // larger requests get 413
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};  // between requests
+  std::chrono::milliseconds heartbeat{std::chrono::seconds(15)};     // on event streams
+  std::size_t stream_backlog = 8 * 1024 * 1024;  // unsent bytes before a slow stream is dropped
+};
+
+class HttpServer {
+ public:
+  using Handler = std::function<Response(Request&)>;
+
+  HttpServer(HttpServerOptions options, Handler handler);
+  ~HttpServer();  // stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds, listens and starts the threads. Throws std::runtime_error when it cannot bind.
+  void start();
+  // Closes the listener and every connection (event streams get their close()), waits for
+  // the handlers that are running, joins the threads. Idempotent.
+  void stop();
+
+  unsigned short port() const;
+  std::size_t open_connections() const;
+  std::size_t open_streams() const;
+
+  struct Impl;  // public only so that http_server.cpp's sessions can name it
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Splits "HOST:PORT" or "[V6]:PORT"; std::invalid_argument with a readable message otherwise.
+std::pair<std::string, unsigned short> split_listen_address(const std::string& listen);
+
+}  // namespace bowline::api

@@ -1,0 +1,105 @@
+#include "api/json.hpp"
+
+namespace bowline::api {
+
+namespace {
+
+nlohmann::json optional_json(const std::optional<std::string>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json optional_json(const std::optional<std::int64_t>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json user_json(const store::User& user) {
+  auto permissions = nlohmann::json::array();
+  for (auto p : user.permissions) permissions.push_back(store::to_string(p));
+  return {{"id", user.id},
+          {"username", user.username},
+          {"email", user.email},
+          {"timezone", user.timezone},
+          {"sshKeys", user.ssh_keys},
+          {"permissions", permissions},
+          {"hasPassword", !user.password_hash.empty()},
+          {"hasServicePassword", user.service_password.has_value()},
+          {"createdAt", user.created_at}};
+}
+
+nlohmann::json template_json(const store::Template& tmpl, bool with_yaml) {
+  nlohmann::json out = {{"id", tmpl.id},
+                        {"name", tmpl.name},
+                        {"revision", tmpl.revision},
+                        {"createdAt", tmpl.created_at},
+                        {"updatedAt", tmpl.updated_at}};
+  if (with_yaml) out["yaml"] = tmpl.yaml;
+  return out;
+}
+
+nlohmann::json space_json(const store::Space& space, const SpaceNames& names) {
+  const bool pending = space.applied_template_revision != 0 &&
+                       space.applied_template_revision != names.template_revision;
+  return {{"id", space.id},
+          {"name", space.name},
+          {"owner", names.owner},
+          {"template", names.template_name},
+          {"state", store::to_string(space.state)},
+          {"desiredState", store::to_string(space.desired_state)},
+          {"error", space.error},
+          {"ip", optional_json(space.ip)},
+          {"domain", space.domain_name},
+          {"node", space.node},
+          {"appliedRevision", space.applied_template_revision},
+          {"templateRevision", names.template_revision},
+          {"redefinePending", pending},
+          {"createdAt", space.created_at},
+          {"updatedAt", space.updated_at}};
+}
+
+nlohmann::json space_info_json(const engine::SpaceView& view) {
+  const auto& r = view.readiness;
+  return {{"address", optional_json(view.address)},
+          {"redefinePending", view.redefine_pending},
+          {"readiness",
+           {{"booted", r.booted},
+            {"ready", r.finished && !r.failed},
+            {"finished", r.finished},
+            {"failed", r.failed},
+            {"detail", r.detail}}},
+          {"consoleTail", r.last_lines}};
+}
+
+nlohmann::json operation_json(const store::Operation& op) {
+  return {{"id", op.id},
+          {"spaceId", optional_json(op.space_id)},
+          {"kind", op.kind},
+          {"state", store::to_string(op.state)},
+          {"step", op.step},
+          {"progress", op.progress},
+          {"error", op.error},
+          {"createdAt", op.created_at},
+          {"finishedAt", optional_json(op.finished_at)}};
+}
+
+nlohmann::json event_json(const store::Event& event) {
+  return {{"seq", event.seq},
+          {"time", event.time},
+          {"kind", event.kind},
+          {"spaceId", optional_json(event.space_id)},
+          {"payload", event.payload}};
+}
+
+nlohmann::json diagnostics_json(const spec::Diagnostics& diagnostics) {
+  auto out = nlohmann::json::array();
+  for (const auto& d : diagnostics.sorted())
+    out.push_back({{"line", d.line},
+                   {"column", d.column},
+                   {"path", d.path},
+                   {"severity", d.severity == spec::Severity::Error ? "error" : "warning"},
+                   {"message", d.message}});
+  return out;
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,26 @@
+// The API's JSON shapes (docs/api.md): one function per object.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/engine.hpp"
+#include "spec/diagnostic.hpp"
+#include "store/records.hpp"
+
+namespace bowline::api {
+
+nlohmann::json user_json(const store::User& user);
+nlohmann::json template_json(const store::Template& tmpl, bool with_yaml);
+struct SpaceNames {
+  std::string owner;
+  std::string template_name;
+  std::int64_t template_revision = 0;
+};
+nlohmann::json space_json(const store::Space& space, const SpaceNames& names);
+nlohmann::json space_info_json(const engine::SpaceView& view);
+nlohmann::json operation_json(const store::Operation& operation);
+nlohmann::json event_json(const store::Event& event);
+nlohmann::json diagnostics_json(const spec::Diagnostics& diagnostics);
+
+}  // namespace bowline::api

@@ -1,0 +1,50 @@
+// Routes: METHOD + a path pattern with {param} segments -> a handler that gets the caller.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "api/http.hpp"
+#include "store/records.hpp"
+
+namespace bowline::api {
+
+// Who is asking: the authenticated user.
+struct Caller {
+  store::User user;
+  bool admin() const { return user.has(store::Permission::Admin); }
+};
+
+// Who may call a route (for the route table and its tests; handlers check the details).
+enum class Access { Any, Admin, AdminOrSelf, OwnerOrAdmin };
+const char* to_string(Access);
+
+struct Route {
+  using Handler = std::function<Response(const Caller&, const Request&)>;
+  std::string method;
+  std::string pattern;  // "/api/v1/spaces/{id}/start"
+  Access access = Access::Any;
+  Handler handler;
+  std::vector<std::string> segments;
+};
+
+class Router {
+ public:
+  void add(std::string method, std::string pattern, Access access, Route::Handler handler);
+
+  struct Match {
+    const Route* route = nullptr;      // null: no route for this method and path
+    std::vector<std::string> allowed;  // methods the path has, when route is null
+  };
+  // The route for the request, its parameters written into request.params. A literal segment
+  // beats a {param} (POST /templates/validate is not a template named "validate").
+  Match match(Request& request) const;
+
+  const std::vector<Route>& routes() const { return routes_; }
+
+ private:
+  std::vector<Route> routes_;
+};
+
+}  // namespace bowline::api

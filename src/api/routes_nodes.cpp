@@ -1,0 +1,51 @@
+// /api/v1/nodes (what this node can run and why not) and /metrics (Prometheus text).
+#include <map>
+
+#include "api/api.hpp"
+
+namespace bowline::api {
+
+void Api::add_node_routes() {
+  router_.add("GET", "/api/v1/nodes", Access::Any, [this](const Caller&, const Request&) {
+    auto node = options_.node ? options_.node()
+                              : nlohmann::json{{"name", "local"},
+                                               {"runtimes", nlohmann::json::array()},
+                                               {"checks", nlohmann::json::array()}};
+    return Response::json(200, nlohmann::json::array({node}));
+  });
+
+  router_.add("GET", "/metrics", Access::Any, [this](const Caller&, const Request&) {
+    std::map<std::string, int> by_state;
+    for (auto state :
+         {store::SpaceState::Pending, store::SpaceState::Creating, store::SpaceState::Running,
+          store::SpaceState::Stopping, store::SpaceState::Stopped, store::SpaceState::Starting,
+          store::SpaceState::Deleting, store::SpaceState::Error})
+      by_state[store::to_string(state)] = 0;
+    for (const auto& space : store_.spaces().list()) ++by_state[store::to_string(space.state)];
+    std::string out;
+    out += "# HELP bowline_spaces Spaces by state.\n# TYPE bowline_spaces gauge\n";
+    for (const auto& [state, count] : by_state)
+      out += "bowline_spaces{state=\"" + state + "\"} " + std::to_string(count) + "\n";
+    out += "# HELP bowline_templates Templates.\n# TYPE bowline_templates gauge\n";
+    out += "bowline_templates " + std::to_string(store_.templates().list().size()) + "\n";
+    out += "# HELP bowline_users Users.\n# TYPE bowline_users gauge\n";
+    out += "bowline_users " + std::to_string(store_.users().count()) + "\n";
+    out += "# HELP bowline_event_seq The latest event's sequence number.\n";
+    out += "# TYPE bowline_event_seq counter\n";
+    out += "bowline_event_seq " + std::to_string(store_.events().latest_seq()) + "\n";
+    out += "# HELP bowline_http_requests_total Requests answered.\n";
+    out += "# TYPE bowline_http_requests_total counter\n";
+    out += "bowline_http_requests_total " + std::to_string(requests_.load()) + "\n";
+    out += "# HELP bowline_http_server_errors_total Requests answered with 5xx.\n";
+    out += "# TYPE bowline_http_server_errors_total counter\n";
+    out += "bowline_http_server_errors_total " + std::to_string(failures_.load()) + "\n";
+    out += "# HELP bowline_event_streams Open event streams.\n# TYPE bowline_event_streams gauge\n";
+    out += "bowline_event_streams " + std::to_string(stream_listeners_.load()) + "\n";
+    Response response;
+    response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    response.body = std::move(out);
+    return response;
+  });
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,115 @@
+// /api/v1/spaces and /api/v1/operations: the lifecycle through the engine. A user sees only
+// their own spaces; another user's space is answered as if it did not exist (404).
+#include <unordered_map>
+
+#include "api/api.hpp"
+#include "api/body.hpp"
+#include "api/json.hpp"
+
+namespace bowline::api {
+
+void Api::add_space_routes() {
+  router_.add("GET", "/api/v1/spaces", Access::Any,
+              [this](const Caller& caller, const Request& request) {
+                const auto all_param = request.query.find("all");
+                const bool all = all_param != request.query.end() && all_param->second != "0" &&
+                                 all_param->second != "false";
+                if (all) require_admin(caller);
+                const auto spaces =
+                    all ? store_.spaces().list() : store_.spaces().list_for_owner(caller.user.id);
+                // One read of the users and templates for the whole list, not one per space.
+                std::unordered_map<std::int64_t, std::string> usernames;
+                if (all) {
+                  for (const auto& u : store_.users().list()) usernames[u.id] = u.username;
+                } else {
+                  usernames[caller.user.id] = caller.user.username;
+                }
+                std::unordered_map<std::int64_t, store::Template> templates;
+                for (auto& t : store_.templates().list()) templates[t.id] = std::move(t);
+                auto out = nlohmann::json::array();
+                for (const auto& space : spaces) {
+                  SpaceNames names;
+                  if (space.owner_id) names.owner = usernames[*space.owner_id];
+                  if (auto it = templates.find(space.template_id); it != templates.end()) {
+                    names.template_name = it->second.name;
+                    names.template_revision = it->second.revision;
+                  }
+                  out.push_back(space_json(space, names));
+                }
+                return Response::json(200, out);
+              });
+
+  router_.add(
+      "POST", "/api/v1/spaces", Access::Any, [this](const Caller& caller, const Request& request) {
+        const auto body = object_body(request);
+        engine::CreateSpaceRequest create;
+        create.owner_id = caller.user.id;
+        if (auto owner = string_field(body, "owner"); owner && *owner != caller.user.username) {
+          require_admin(caller);
+          auto user = store_.users().find_by_username(*owner);
+          if (!user) throw HttpError(422, "no user named " + *owner);
+          create.owner_id = user->id;
+        }
+        create.template_name = required_string(body, "template");
+        create.name = required_string(body, "name");
+        create.ip = string_field(body, "ip");
+        create.start = bool_field(body, "start").value_or(true);
+        const auto accepted = engine_.create_space(create);
+        auto out = accepted_json(accepted.space.id, accepted.operation_id);
+        if (out["space"].is_null()) out["space"] = space_json_of(accepted.space);
+        auto response = Response::json(202, out);
+        response.headers.emplace_back("Location", "/api/v1/spaces/" + accepted.space.id);
+        return response;
+      });
+
+  router_.add("GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = visible_space(caller, request.param("id"));
+                const auto view = engine_.describe(space.id);
+                auto out = space_json_of(view.space);
+                out["info"] = space_info_json(view);
+                return Response::json(200, out);
+              });
+
+  const auto lifecycle = [this](std::int64_t (engine::Engine::*verb)(const std::string&)) {
+    return [this, verb](const Caller& caller, const Request& request) {
+      const auto space = visible_space(caller, request.param("id"));
+      const auto operation = (engine_.*verb)(space.id);
+      return Response::json(202, accepted_json(space.id, operation));
+    };
+  };
+  router_.add("POST", "/api/v1/spaces/{id}/start", Access::OwnerOrAdmin,
+              lifecycle(&engine::Engine::start_space));
+  router_.add("POST", "/api/v1/spaces/{id}/stop", Access::OwnerOrAdmin,
+              lifecycle(&engine::Engine::stop_space));
+  router_.add("POST", "/api/v1/spaces/{id}/restart", Access::OwnerOrAdmin,
+              lifecycle(&engine::Engine::restart_space));
+  router_.add("DELETE", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
+              lifecycle(&engine::Engine::delete_space));
+
+  router_.add("PUT", "/api/v1/spaces/{id}/ip", Access::OwnerOrAdmin,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = visible_space(caller, request.param("id"));
+                engine_.set_ip(space.id, required_string(object_body(request), "ip"));
+                return Response::json(200, space_json_of(*store_.spaces().get(space.id)));
+              });
+
+  router_.add("GET", "/api/v1/operations/{id}", Access::OwnerOrAdmin,
+              [this](const Caller& caller, const Request& request) {
+                const auto& raw = request.param("id");
+                const auto not_found = HttpError(404, "no operation with id " + raw);
+                if (raw.empty() || raw.size() > 18 ||
+                    raw.find_first_not_of("0123456789") != std::string::npos)
+                  throw not_found;
+                const auto op = store_.operations().get(std::stoll(raw));
+                if (!op) throw not_found;
+                if (!caller.admin()) {
+                  // The space may be gone (a finished delete): its last known owner decides.
+                  const auto known = op->space_id ? owners_.lookup(*op->space_id) : std::nullopt;
+                  if (!known || known->owner != caller.user.id) throw not_found;
+                }
+                return Response::json(200, operation_json(*op));
+              });
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,107 @@
+// /api/v1/templates: YAML templates with a revision, validated before they are stored.
+#include <algorithm>
+#include <cctype>
+
+#include "api/api.hpp"
+#include "api/body.hpp"
+#include "api/json.hpp"
+#include "spec/loader.hpp"
+
+namespace bowline::api {
+
+namespace {
+
+void check_template_name(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 63 &&
+                  std::isalnum(static_cast<unsigned char>(name.front())) &&
+                  std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+                  });
+  if (!ok)
+    throw HttpError(422, "template name \"" + name +
+                             "\": use 1 to 63 letters, digits, '-', '_' and '.', starting with a "
+                             "letter or digit");
+}
+
+constexpr std::size_t kMaxYaml = 512 * 1024;
+
+// Validates without values (every expression checked, value-dependent checks left for the
+// space); 422 with the diagnostics when there are errors. Returns the warnings.
+nlohmann::json validated(const std::string& yaml, const std::string& name) {
+  if (yaml.size() > kMaxYaml) throw HttpError(422, "the template is larger than 512 KiB");
+  const auto result = spec::load_spec(yaml, nullptr);
+  const auto diagnostics = diagnostics_json(result.diagnostics);
+  if (result.diagnostics.has_errors()) {
+    std::string first;
+    for (const auto& d : result.diagnostics.sorted())
+      if (d.severity == spec::Severity::Error) {
+        first = spec::format(d, name);
+        break;
+      }
+    throw HttpError(422, "the template is not valid: " + first, {{"diagnostics", diagnostics}});
+  }
+  return diagnostics;
+}
+
+}  // namespace
+
+void Api::add_template_routes() {
+  router_.add("GET", "/api/v1/templates", Access::Any, [this](const Caller&, const Request&) {
+    auto out = nlohmann::json::array();
+    for (const auto& t : store_.templates().list()) out.push_back(template_json(t, false));
+    return Response::json(200, out);
+  });
+
+  router_.add("POST", "/api/v1/templates", Access::Admin,
+              [this](const Caller& caller, const Request& request) {
+                require_admin(caller);
+                const auto body = object_body(request);
+                const auto name = required_string(body, "name");
+                check_template_name(name);
+                const auto yaml = required_string(body, "yaml");
+                const auto warnings = validated(yaml, name);
+                auto out = template_json(store_.templates().create(name, yaml), true);
+                out["diagnostics"] = warnings;
+                return Response::json(201, out);
+              });
+
+  router_.add("POST", "/api/v1/templates/validate", Access::Any,
+              [](const Caller&, const Request& request) {
+                const auto yaml = required_string(object_body(request), "yaml");
+                if (yaml.size() > kMaxYaml)
+                  throw HttpError(422, "the template is larger than 512 KiB");
+                const auto result = spec::load_spec(yaml, nullptr);
+                return Response::json(200, {{"valid", !result.diagnostics.has_errors()},
+                                            {"diagnostics", diagnostics_json(result.diagnostics)}});
+              });
+
+  router_.add("GET", "/api/v1/templates/{name}", Access::Any,
+              [this](const Caller&, const Request& request) {
+                auto t = store_.templates().find_by_name(request.param("name"));
+                if (!t) throw HttpError(404, "no template named " + request.param("name"));
+                return Response::json(200, template_json(*t, true));
+              });
+
+  router_.add("PUT", "/api/v1/templates/{name}", Access::Admin,
+              [this](const Caller& caller, const Request& request) {
+                require_admin(caller);
+                auto t = store_.templates().find_by_name(request.param("name"));
+                if (!t) throw HttpError(404, "no template named " + request.param("name"));
+                const auto yaml = required_string(object_body(request), "yaml");
+                const auto warnings = validated(yaml, t->name);
+                auto out = template_json(store_.templates().update(t->id, yaml), true);
+                out["diagnostics"] = warnings;
+                return Response::json(200, out);
+              });
+
+  router_.add("DELETE", "/api/v1/templates/{name}", Access::Admin,
+              [this](const Caller& caller, const Request& request) {
+                require_admin(caller);
+                auto t = store_.templates().find_by_name(request.param("name"));
+                if (!t) throw HttpError(404, "no template named " + request.param("name"));
+                store_.templates().remove(t->id);  // ConflictError (409) while in use
+                return Response::no_content();
+              });
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,234 @@
+// /api/v1/whoami and /api/v1/users: accounts, their SSH keys and their API tokens.
+#include <algorithm>
+#include <cctype>
+
+#include "api/api.hpp"
+#include "api/auth.hpp"
+#include "api/body.hpp"
+#include "api/json.hpp"
+
+namespace bowline::api {
+
+namespace {
+
+// A username becomes the guest's login and part of domain names: a short DNS-safe word.
+void check_username(const std::string& name) {
+  const bool ok = !name.empty() && name.size() <= 32 && std::islower(name.front()) &&
+                  name.back() != '-' && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                    return std::islower(c) || std::isdigit(c) || c == '-';
+                  });
+  if (!ok)
+    throw HttpError(422, "username \"" + name +
+                             "\": use 1 to 32 lower-case letters, digits and '-', starting with "
+                             "a letter and not ending with '-'");
+}
+
+void check_email(const std::string& email) {
+  if (!email.empty() && (email.find('@') == std::string::npos ||
+                         email.find_first_of(" \t\r\n<>") != std::string::npos))
+    throw HttpError(422, "email \"" + email + "\" is not an e-mail address");
+}
+
+void check_timezone(const std::string& tz) {
+  const bool ok = std::all_of(tz.begin(), tz.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '/' || c == '_' || c == '-' || c == '+';
+  });
+  if (!ok || tz.find("..") != std::string::npos || (!tz.empty() && tz.front() == '/'))
+    throw HttpError(422, "timezone \"" + tz + "\" is not a zone name such as Europe/Berlin");
+}
+
+void check_password(const std::string& password) {
+  if (password.size() < 8) throw HttpError(422, "a password needs at least 8 characters");
+  if (password.size() > 1024) throw HttpError(422, "a password may have at most 1024 characters");
+}
+
+void check_service_password(const std::string& password) {
+  if (password.empty()) throw HttpError(422, "the service password is empty");
+  if (password.find_first_of("\r\n") != std::string::npos || password.size() > 256)
+    throw HttpError(422, "the service password must be one line of at most 256 characters");
+}
+
+// "TYPE BASE64 [COMMENT]" with a type OpenSSH knows.
+std::string check_ssh_key(std::string key) {
+  while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+  while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.erase(0, 1);
+  static const char* kTypes[] = {"ssh-ed25519",
+                                 "ssh-rsa",
+                                 "ecdsa-sha2-nistp256",
+                                 "ecdsa-sha2-nistp384",
+                                 "ecdsa-sha2-nistp521",
+                                 "sk-ssh-ed25519@openssh.com",
+                                 "sk-ecdsa-sha2-nistp256@openssh.com",
+                                 "ssh-dss"};
+  const auto space = key.find(' ');
+  const auto type = key.substr(0, space);
+  const auto rest = space == std::string::npos ? std::string() : key.substr(space + 1);
+  const auto data = rest.substr(0, rest.find(' '));
+  const bool known_type =
+      std::any_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; });
+  const bool base64 =
+      data.size() >= 16 && std::all_of(data.begin(), data.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '+' || c == '/' || c == '=';
+      });
+  if (!known_type || !base64 || key.find_first_of("\r\n") != std::string::npos)
+    throw HttpError(
+        422, "not an OpenSSH public key (expected \"ssh-ed25519 AAAA... comment\", one line)");
+  return key;
+}
+
+std::set<store::Permission> parse_permissions(const std::vector<std::string>& names) {
+  std::set<store::Permission> out;
+  for (const auto& name : names) {
+    auto p = store::parse_permission(name);
+    if (!p)
+      throw HttpError(
+          422, "unknown permission \"" + name + "\" (known: admin, use-vnc, use-web-terminal)");
+    out.insert(*p);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Api::add_user_routes() {
+  router_.add("GET", "/api/v1/whoami", Access::Any, [](const Caller& caller, const Request&) {
+    return Response::json(200, user_json(caller.user));
+  });
+
+  router_.add("GET", "/api/v1/users", Access::Admin, [this](const Caller& caller, const Request&) {
+    require_admin(caller);
+    auto out = nlohmann::json::array();
+    for (const auto& user : store_.users().list()) out.push_back(user_json(user));
+    return Response::json(200, out);
+  });
+
+  router_.add(
+      "POST", "/api/v1/users", Access::Admin, [this](const Caller& caller, const Request& request) {
+        require_admin(caller);
+        const auto body = object_body(request);
+        store::NewUser fresh;
+        fresh.username = required_string(body, "username");
+        check_username(fresh.username);
+        fresh.email = string_field(body, "email").value_or("");
+        check_email(fresh.email);
+        fresh.timezone = string_field(body, "timezone").value_or("");
+        check_timezone(fresh.timezone);
+        if (auto password = string_field(body, "password")) {
+          check_password(*password);
+          fresh.password_hash = hash_password(*password);
+        }
+        if (auto service = string_field(body, "servicePassword")) {
+          check_service_password(*service);
+          fresh.service_password = *service;
+        }
+        for (auto& key : string_list_field(body, "sshKeys").value_or(std::vector<std::string>{})) {
+          auto checked = check_ssh_key(key);
+          if (std::find(fresh.ssh_keys.begin(), fresh.ssh_keys.end(), checked) ==
+              fresh.ssh_keys.end())
+            fresh.ssh_keys.push_back(std::move(checked));
+        }
+        if (auto permissions = string_list_field(body, "permissions"))
+          fresh.permissions = parse_permissions(*permissions);
+        std::string token;
+        store::User user;
+        {
+          auto transaction = store_.transaction();
+          user = store_.users().create(fresh);
+          token = issue_token(store_, user.id, "first token");
+          transaction.commit();
+        }
+        auto out = user_json(user);
+        out["token"] = token;
+        return Response::json(201, out);
+      });
+
+  router_.add("GET", "/api/v1/users/{username}", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                return Response::json(200,
+                                      user_json(target_user(caller, request.param("username"))));
+              });
+
+  router_.add("PATCH", "/api/v1/users/{username}", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                const auto body = object_body(request);
+                // Everything is checked before anything is written.
+                std::optional<std::set<store::Permission>> permissions;
+                if (auto names = string_list_field(body, "permissions")) {
+                  require_admin(caller);
+                  permissions = parse_permissions(*names);
+                }
+                std::optional<std::string> password_hash;
+                if (auto password = string_field(body, "password")) {
+                  check_password(*password);
+                  password_hash = hash_password(*password);
+                }
+                if (auto email = string_field(body, "email")) {
+                  check_email(*email);
+                  user.email = *email;
+                }
+                if (auto tz = string_field(body, "timezone")) {
+                  check_timezone(*tz);
+                  user.timezone = *tz;
+                }
+                if (body.contains("servicePassword")) {
+                  if (auto service = string_field(body, "servicePassword")) {
+                    check_service_password(*service);
+                    user.service_password = *service;
+                  } else {
+                    user.service_password.reset();  // null: no service password any more
+                  }
+                }
+                {
+                  auto transaction = store_.transaction();
+                  if (permissions && user.has(store::Permission::Admin) &&
+                      !permissions->count(store::Permission::Admin)) {
+                    const auto users = store_.users().list();
+                    const auto admins = std::count_if(
+                        users.begin(), users.end(),
+                        [](const auto& u) { return u.has(store::Permission::Admin); });
+                    if (admins <= 1) throw HttpError(409, user.username + " is the last admin");
+                  }
+                  if (permissions) user.permissions = *permissions;
+                  store_.users().update(user);
+                  if (password_hash) store_.users().set_password_hash(user.id, *password_hash);
+                  transaction.commit();
+                }
+                return Response::json(200, user_json(*store_.users().get(user.id)));
+              });
+
+  router_.add("POST", "/api/v1/users/{username}/keys", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                const auto key = check_ssh_key(required_string(object_body(request), "key"));
+                store_.users().add_ssh_key(user.id, key);  // adding a key it has changes nothing
+                return Response::json(200, user_json(*store_.users().get(user.id)));
+              });
+
+  router_.add("DELETE", "/api/v1/users/{username}/keys", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                auto key = required_string(object_body(request), "key");
+                while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back())))
+                  key.pop_back();
+                if (!store_.users().remove_ssh_key(user.id, key))
+                  throw HttpError(404, user.username + " has no such key");
+                return Response::json(200, user_json(*store_.users().get(user.id)));
+              });
+
+  router_.add("POST", "/api/v1/users/{username}/tokens", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                const auto name = required_string(object_body(request), "name");
+                if (name.size() > 100)
+                  throw HttpError(422, "a token name has at most 100 characters");
+                auto token = new_token();
+                const auto made = store_.tokens().create(user.id, token_hash(token), name);
+                return Response::json(201, {{"token", token},
+                                            {"id", made.id},
+                                            {"name", made.name},
+                                            {"createdAt", made.created_at}});
+              });
+}
+
+}  // namespace bowline::api

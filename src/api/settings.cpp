@@ -1,0 +1,346 @@
+#include "api/settings.hpp"
+
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "api/http_server.hpp"
+#include "util/strings.hpp"
+
+extern char** environ;
+
+namespace bowline::api {
+
+namespace fs = std::filesystem;
+
+const char* to_string(SettingSource source) {
+  switch (source) {
+    case SettingSource::Default:
+      return "default";
+    case SettingSource::File:
+      return "file";
+    case SettingSource::Env:
+      return "env";
+    case SettingSource::Flag:
+      return "flag";
+  }
+  return "?";
+}
+
+const std::vector<SettingKey>& setting_keys() {
+  static const std::vector<SettingKey> keys{
+      {"server.listen", "--listen", "BOWLINE_LISTEN", "address and port of the HTTP API"},
+      {"server.data_dir", "--data-dir", "BOWLINE_DATA_DIR", "where the database lives"},
+      {"server.libvirt_uri", "--libvirt-uri", "BOWLINE_LIBVIRT_URI", "libvirt connection URI"},
+      {"server.domain_type", "--domain-type", "BOWLINE_DOMAIN_TYPE",
+       "kvm (hardware virtualisation) or qemu (emulation)"},
+      {"server.stop_timeout", "--stop-timeout", "BOWLINE_STOP_TIMEOUT",
+       "how long a stop waits for the guest before forcing it off (60, 90s, 2m)"},
+      {"server.kvm.images_path", "--images-path", "BOWLINE_KVM_IMAGES_PATH",
+       "one directory per space (disk, seed, console log)"},
+      {"server.kvm.cloud_image_path", "--cloud-image-path", "BOWLINE_KVM_CLOUD_IMAGE_PATH",
+       "the library that bare image names resolve in"},
+      {"server.kvm.base_image_path", "--base-image-path", "BOWLINE_KVM_BASE_IMAGE_PATH",
+       "where downloaded images are cached"},
+      {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
+       "DNS servers for bridged guests (comma-separated)"},
+  };
+  return keys;
+}
+
+namespace {
+
+// A value before it is checked, with where it came from.
+struct Raw {
+  std::vector<std::string> items;  // one item, or a list (resolvers)
+  bool list = false;
+  SettingSource source = SettingSource::Default;
+  std::string origin;  // "--listen", "BOWLINE_LISTEN", "FILE"
+
+  std::string where() const {
+    switch (source) {
+      case SettingSource::Flag:
+        return "flag " + origin;
+      case SettingSource::Env:
+        return "environment variable " + origin;
+      case SettingSource::File:
+        return origin;
+      case SettingSource::Default:
+        return "default";
+    }
+    return origin;
+  }
+  const std::string& text(const std::string& key) const {
+    if (list || items.size() != 1)
+      throw SettingsError(key + " (" + where() + "): expected a single value, not a list");
+    return items.front();
+  }
+};
+
+std::vector<std::string> known_keys() {
+  std::vector<std::string> out;
+  for (const auto& k : setting_keys()) out.emplace_back(k.key);
+  return out;
+}
+
+void check_known(const std::string& key, const std::string& where) {
+  const auto keys = known_keys();
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  const auto near = util::nearest(key, views);
+  throw SettingsError(where + ": unknown setting " + key +
+                      (near.empty() ? std::string() : " (did you mean " + near + "?)"));
+}
+
+void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file,
+             std::map<std::string, Raw>& out) {
+  for (const auto& entry : node) {
+    const auto name = entry.first.as<std::string>();
+    const auto key = prefix.empty() ? name : prefix + "." + name;
+    const auto& value = entry.second;
+    const auto where = file + ":" + std::to_string(entry.first.Mark().line + 1);
+    if (value.IsMap()) {
+      // Only server, server.kvm hold settings.
+      if (key != "server" && key != "server.kvm") check_known(key, where);
+      flatten(value, key, file, out);
+      continue;
+    }
+    check_known(key, where);
+    Raw raw;
+    raw.source = SettingSource::File;
+    raw.origin = where;
+    if (value.IsSequence()) {
+      raw.list = true;
+      for (const auto& item : value) {
+        if (!item.IsScalar())
+          throw SettingsError(where + ": " + key + ": expected a list of values");
+        raw.items.push_back(item.as<std::string>());
+      }
+    } else if (value.IsScalar()) {
+      raw.items.push_back(value.as<std::string>());
+    } else if (value.IsNull()) {
+      continue;  // "key:" with nothing: as if absent
+    } else {
+      throw SettingsError(where + ": " + key + ": expected a value");
+    }
+    out[key] = std::move(raw);
+  }
+}
+
+std::map<std::string, Raw> read_file(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw SettingsError("cannot read the config file " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    throw SettingsError(file.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  std::map<std::string, Raw> out;
+  if (root.IsNull()) return out;
+  if (!root.IsMap())
+    throw SettingsError(file.string() + ": expected a mapping with a server: section");
+  flatten(root, "", file.string(), out);
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto& part : util::split(text, ',')) {
+    auto item = util::trim(part);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+fs::path resolve_path(const std::string& key, const Raw& raw, const fs::path& cwd) {
+  const auto& text = raw.text(key);
+  if (text.empty()) throw SettingsError(key + " (" + raw.where() + "): the path is empty");
+  fs::path p(text);
+  if (p.is_relative()) p = cwd / p;
+  return p.lexically_normal();
+}
+
+std::chrono::seconds parse_duration(const std::string& key, const Raw& raw) {
+  const auto text = util::trim(raw.text(key));
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  const auto unit = text.substr(digits);
+  long long factor = 0;
+  if (unit.empty() || unit == "s") factor = 1;
+  if (unit == "m") factor = 60;
+  if (unit == "h") factor = 3600;
+  if (digits == 0 || digits > 9 || factor == 0)
+    throw SettingsError(key + " (" + raw.where() + "): \"" + text +
+                        "\" is not a duration such as 60, 90s or 2m");
+  const auto seconds = std::stoll(text.substr(0, digits)) * factor;
+  if (seconds <= 0) throw SettingsError(key + " (" + raw.where() + "): must be more than 0");
+  return std::chrono::seconds(seconds);
+}
+
+bool is_ip_address(const std::string& text) {
+  unsigned char buffer[16];
+  return inet_pton(AF_INET, text.c_str(), buffer) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), buffer) == 1;
+}
+
+}  // namespace
+
+ServerSettings resolve_settings(const SettingsInput& input) {
+  ServerSettings s;
+  std::map<std::string, Raw> raw;
+
+  // The file first: it has the lowest precedence after the defaults.
+  std::optional<fs::path> file = input.config_file;
+  if (file) {
+    s.config_file_source = "--config";
+  } else if (auto it = input.env.find("BOWLINE_CONFIG");
+             it != input.env.end() && !it->second.empty()) {
+    file = it->second;
+    s.config_file_source = "BOWLINE_CONFIG";
+  }
+  if (file) {
+    if (file->is_relative()) file = (input.cwd / *file).lexically_normal();
+    raw = read_file(*file);
+    s.config_file = file;
+  }
+  for (const auto& k : setting_keys()) {
+    if (auto it = input.env.find(k.env); it != input.env.end() && !it->second.empty()) {
+      Raw r;
+      r.source = SettingSource::Env;
+      r.origin = k.env;
+      r.items = {it->second};
+      raw[k.key] = std::move(r);
+    }
+  }
+  for (const auto& [key, value] : input.flags) {
+    check_known(key, "command line");
+    std::string flag;
+    for (const auto& k : setting_keys())
+      if (key == k.key) flag = k.flag;
+    Raw r;
+    r.source = SettingSource::Flag;
+    r.origin = flag;
+    r.items = {value};
+    raw[key] = std::move(r);
+  }
+
+  auto take = [&](const char* key) -> const Raw* {
+    const auto it = raw.find(key);
+    if (it == raw.end()) {
+      s.sources[key] = SettingSource::Default;
+      s.origins[key] = "default";
+      return nullptr;
+    }
+    s.sources[key] = it->second.source;
+    s.origins[key] = it->second.origin;
+    return &it->second;
+  };
+
+  if (const auto* r = take("server.listen")) {
+    s.listen = util::trim(r->text("server.listen"));
+    try {
+      split_listen_address(s.listen);
+    } catch (const std::invalid_argument& e) {
+      throw SettingsError("server.listen (" + r->where() + "): " + e.what());
+    }
+  }
+  if (const auto* r = take("server.data_dir"))
+    s.data_dir = resolve_path("server.data_dir", *r, input.cwd);
+  if (const auto* r = take("server.libvirt_uri")) {
+    s.libvirt_uri = util::trim(r->text("server.libvirt_uri"));
+    if (s.libvirt_uri.empty())
+      throw SettingsError("server.libvirt_uri (" + r->where() + "): the URI is empty");
+  }
+  if (const auto* r = take("server.domain_type")) {
+    const auto type = util::to_lower(util::trim(r->text("server.domain_type")));
+    if (type == "kvm")
+      s.domain_type = plan::DomainType::Kvm;
+    else if (type == "qemu")
+      s.domain_type = plan::DomainType::Qemu;
+    else
+      throw SettingsError("server.domain_type (" + r->where() + "): \"" + type +
+                          "\" is neither kvm nor qemu");
+  }
+  if (const auto* r = take("server.stop_timeout"))
+    s.stop_timeout = parse_duration("server.stop_timeout", *r);
+  if (const auto* r = take("server.kvm.images_path"))
+    s.images_path = resolve_path("server.kvm.images_path", *r, input.cwd);
+  if (const auto* r = take("server.kvm.cloud_image_path"))
+    s.cloud_image_path = resolve_path("server.kvm.cloud_image_path", *r, input.cwd);
+  else
+    s.cloud_image_path = s.images_path / "cloud-images";
+  if (const auto* r = take("server.kvm.base_image_path"))
+    s.base_image_path = resolve_path("server.kvm.base_image_path", *r, input.cwd);
+  else
+    s.base_image_path = s.images_path / "base";
+  if (const auto* r = take("server.kvm.resolvers")) {
+    std::vector<std::string> list;
+    for (const auto& item : r->items)
+      for (auto& part : split_list(item)) list.push_back(std::move(part));
+    if (list.empty())
+      throw SettingsError("server.kvm.resolvers (" + r->where() + "): the list is empty");
+    for (const auto& address : list)
+      if (!is_ip_address(address))
+        throw SettingsError("server.kvm.resolvers (" + r->where() + "): \"" + address +
+                            "\" is not an IP address");
+    s.resolvers = std::move(list);
+  }
+  return s;
+}
+
+std::string describe_settings(const ServerSettings& s) {
+  std::string resolvers;
+  for (const auto& r : s.resolvers) resolvers += (resolvers.empty() ? "" : ",") + r;
+  const std::map<std::string, std::string> values{
+      {"server.listen", s.listen},
+      {"server.data_dir", s.data_dir.string()},
+      {"server.libvirt_uri", s.libvirt_uri},
+      {"server.domain_type", plan::to_string(s.domain_type)},
+      {"server.stop_timeout", std::to_string(s.stop_timeout.count()) + "s"},
+      {"server.kvm.images_path", s.images_path.string()},
+      {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
+      {"server.kvm.base_image_path", s.base_image_path.string()},
+      {"server.kvm.resolvers", resolvers},
+  };
+  std::size_t key_width = 0, value_width = 0;
+  for (const auto& [key, value] : values) {
+    key_width = std::max(key_width, key.size());
+    value_width = std::max(value_width, value.size());
+  }
+  std::string out = "config file: " +
+                    (s.config_file ? s.config_file->string() + " (" + s.config_file_source + ")"
+                                   : std::string("none")) +
+                    "\n";
+  for (const auto& k : setting_keys()) {
+    const std::string key = k.key;
+    const auto& value = values.at(key);
+    const auto source_it = s.sources.find(key);
+    const auto source = source_it == s.sources.end() ? SettingSource::Default : source_it->second;
+    const auto origin_it = s.origins.find(key);
+    std::string from = to_string(source);
+    if (source != SettingSource::Default && origin_it != s.origins.end())
+      from += " (" + origin_it->second + ")";
+    out += key + std::string(key_width - key.size() + 2, ' ') + value +
+           std::string(value_width - value.size() + 2, ' ') + from + "\n";
+  }
+  return out;
+}
+
+std::map<std::string, std::string> process_environment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    out[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,71 @@
+// The server's settings, from a flag, a BOWLINE_* environment variable, the YAML config file
+// or the default, in that order of precedence; each value remembers where it came from so
+// `bowline server --print-config` can say.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+namespace bowline::api {
+
+enum class SettingSource { Default, File, Env, Flag };
+const char* to_string(SettingSource source);  // default | file | env | flag
+
+class SettingsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One setting as the user spells it in each place.
+struct SettingKey {
+  const char* key;   // in the config file: "server.kvm.images_path"
+  const char* flag;  // "--images-path"
+  const char* env;   // "BOWLINE_KVM_IMAGES_PATH"
+  const char* help;
+};
+// Every setting, in the order --print-config shows them.
+const std::vector<SettingKey>& setting_keys();
+
+struct ServerSettings {
+  std::string listen = "127.0.0.1:7470";
+  std::filesystem::path data_dir = "/var/lib/bowline";
+  std::string libvirt_uri = "qemu:///system";
+  plan::DomainType domain_type = plan::DomainType::Kvm;
+  std::chrono::seconds stop_timeout{60};
+  std::filesystem::path images_path = "/var/lib/libvirt/images/bowline";
+  std::filesystem::path cloud_image_path;  // default <images_path>/cloud-images
+  std::filesystem::path base_image_path;   // default <images_path>/base
+  std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
+
+  std::optional<std::filesystem::path> config_file;  // the file read, if any
+  std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""
+  std::map<std::string, SettingSource> sources;      // by key
+  std::map<std::string, std::string> origins;        // by key: "--listen", "BOWLINE_LISTEN", file
+};
+
+struct SettingsInput {
+  std::map<std::string, std::string> flags;          // by key ("server.listen"): the flag's text
+  std::map<std::string, std::string> env;            // the environment (only BOWLINE_* is read)
+  std::optional<std::filesystem::path> config_file;  // --config
+  std::filesystem::path cwd;  // relative paths resolve against it (where the server starts)
+};
+
+// Reads the config file (--config, else BOWLINE_CONFIG; none: no file), then applies env and
+// flags. SettingsError with a message that names the setting and where it came from for an
+// unreadable file, an unknown key or a bad value.
+ServerSettings resolve_settings(const SettingsInput& input);
+
+// Every effective setting with its source, one per line.
+std::string describe_settings(const ServerSettings& settings);
+
+// The environment of this process as a map (for SettingsInput::env).
+std::map<std::string, std::string> process_environment();
+
+}  // namespace bowline::api

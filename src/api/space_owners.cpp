@@ -1,0 +1,57 @@
+#include "api/space_owners.hpp"
+
+namespace bowline::api {
+
+SpaceOwners::SpaceOwners(store::Store& store, engine::EventBus& events)
+    : store_(store), events_(events) {
+  listener_ = events_.listen([this](const store::Event& e) { learn(e); });
+  for (const auto& space : store_.spaces().list()) {
+    std::lock_guard lock(mutex_);
+    owners_[space.id] = Known{space.owner_id};
+  }
+}
+
+SpaceOwners::~SpaceOwners() {
+  events_.unlisten(listener_);
+}
+
+void SpaceOwners::learn(const store::Event& event) {
+  if (!event.space_id) return;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = owners_.find(*event.space_id);
+    // Owners change only when a pool member is claimed: ask again only for those.
+    if (it != owners_.end() && it->second.owner) return;
+  }
+  std::optional<store::Space> space;
+  try {
+    space = store_.spaces().get(*event.space_id);
+  } catch (...) {
+    return;
+  }
+  if (!space) return;
+  std::lock_guard lock(mutex_);
+  owners_[space->id] = Known{space->owner_id};
+}
+
+std::optional<SpaceOwners::Known> SpaceOwners::lookup(const std::string& space_id) {
+  if (auto space = store_.spaces().get(space_id)) {
+    std::lock_guard lock(mutex_);
+    return owners_[space->id] = Known{space->owner_id};
+  }
+  return remembered(space_id);
+}
+
+std::optional<SpaceOwners::Known> SpaceOwners::remembered(const std::string& space_id) const {
+  std::lock_guard lock(mutex_);
+  const auto it = owners_.find(space_id);
+  if (it == owners_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool SpaceOwners::visible_to(const std::string& space_id, std::int64_t user_id) const {
+  const auto known = remembered(space_id);
+  return known && known->owner && *known->owner == user_id;
+}
+
+}  // namespace bowline::api

@@ -1,0 +1,45 @@
+// Who owns which space, remembered beyond the space's deletion: a user who deletes a space
+// still follows the delete operation and sees the space.deleted event, although the row is
+// gone by then. Fed by an EventBus listener that runs before any stream's listener.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "engine/event_bus.hpp"
+#include "store/store.hpp"
+
+namespace bowline::api {
+
+class SpaceOwners {
+ public:
+  // Learns every existing space's owner, then follows the event bus.
+  SpaceOwners(store::Store& store, engine::EventBus& events);
+  ~SpaceOwners();
+  SpaceOwners(const SpaceOwners&) = delete;
+  SpaceOwners& operator=(const SpaceOwners&) = delete;
+
+  struct Known {
+    std::optional<std::int64_t> owner;  // nullopt: an unclaimed pool member
+  };
+  // The store's word while the space exists, else the last owner seen; nullopt: never seen.
+  std::optional<Known> lookup(const std::string& space_id);
+  // Only what is remembered (no database access): for listeners on the publishing thread.
+  std::optional<Known> remembered(const std::string& space_id) const;
+
+  bool visible_to(const std::string& space_id, std::int64_t user_id) const;
+
+ private:
+  void learn(const store::Event& event);
+
+  store::Store& store_;
+  engine::EventBus& events_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Known> owners_;
+  int listener_ = 0;
+};
+
+}  // namespace bowline::api

@@ -1,0 +1,117 @@
+// The HTTP layer: keep-alive, the body limit, malformed requests, methods, 100-continue.
+#include <gtest/gtest.h>
+
+#include "api/router.hpp"
+#include "api_test_support.hpp"
+
+namespace bowline::api::testing {
+namespace {
+
+class HttpTest : public ::testing::Test {
+ protected:
+  ApiStack stack_;
+};
+
+TEST_F(HttpTest, KeepAliveServesManyRequestsOnOneConnection) {
+  HttpClient client(stack_.port());
+  for (int i = 0; i < 20; ++i) {
+    const auto r = client.get("/api/v1/whoami", stack_.admin_token());
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.header("content-type"), "application/json");
+  }
+  EXPECT_TRUE(client.connected());
+  EXPECT_EQ(stack_.server().open_connections(), 1u);
+  // HTTP/1.0 without keep-alive: one answer, then the server closes.
+  const auto old = client.send_raw("GET /api/v1/whoami HTTP/1.0\r\nAuthorization: Bearer " +
+                                   stack_.admin_token() + "\r\n\r\n");
+  EXPECT_EQ(old.status, 200);
+}
+
+TEST_F(HttpTest, BodiesOverOneMebibyteAre413) {
+  HttpClient client(stack_.port());
+  const std::string big(1024 * 1024 + 1, 'x');
+  const auto r = client.request("POST", "/api/v1/templates/validate", stack_.admin_token(), big);
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_NE(r.parsed()["error"].get<std::string>().find("larger than"), std::string::npos);
+  // Just under the limit is read (and then refused for what it says).
+  HttpClient again(stack_.port());
+  const std::string fits = "{\"yaml\": \"" + std::string(1024 * 1024 - 20, 'a') + "\"}";
+  const auto ok = again.request("POST", "/api/v1/templates/validate", stack_.admin_token(), fits);
+  EXPECT_EQ(ok.status, 422) << ok.body.substr(0, 200);  // larger than a template may be
+}
+
+TEST_F(HttpTest, ExpectContinueGetsAnInterimAnswer) {
+  HttpClient client(stack_.port());
+  const std::string body = R"({"yaml": "name: x\n"})";
+  const auto r = client.send_raw(
+      "POST /api/v1/templates/validate HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+      stack_.admin_token() + "\r\nExpect: 100-continue\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(HttpTest, MalformedRequestsAre400) {
+  HttpClient client(stack_.port());
+  const auto r = client.send_raw("THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(r.status, 400) << r.body;
+  HttpClient escape(stack_.port());
+  EXPECT_EQ(escape.get("/api/v1/templates/%zz", stack_.admin_token()).status, 400);
+}
+
+TEST_F(HttpTest, UnknownPathsAndWrongMethods) {
+  HttpClient client(stack_.port());
+  const auto& token = stack_.admin_token();
+  EXPECT_EQ(client.get("/", token).status, 404);
+  EXPECT_EQ(client.get("/api/v2/whoami", token).status, 404);
+  const auto r = client.request("DELETE", "/api/v1/whoami", token);
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.header("allow"), "GET");
+  const auto metrics = client.get("/metrics", token);
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("bowline_spaces{state=\"running\"} 0"), std::string::npos)
+      << metrics.body;
+  const auto nodes = client.get("/api/v1/nodes", token);
+  ASSERT_EQ(nodes.status, 200);
+  EXPECT_EQ(nodes.parsed()[0]["name"], "local");
+}
+
+TEST(RouterTest, LiteralSegmentsWinAndParametersAreDecoded) {
+  Router router;
+  router.add("GET", "/api/v1/templates/{name}", Access::Any,
+             [](const Caller&, const Request& r) { return Response::json(200, r.param("name")); });
+  router.add("POST", "/api/v1/templates/validate", Access::Any,
+             [](const Caller&, const Request&) { return Response::json(200, "validate"); });
+  router.add("POST", "/api/v1/templates/{name}", Access::Any,
+             [](const Caller&, const Request&) { return Response::json(200, "post"); });
+  Request r;
+  r.method = "POST";
+  parse_target("/api/v1/templates/validate?x=1", r.path, r.query);
+  auto m = router.match(r);
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(m.route->pattern, "/api/v1/templates/validate");
+  r.method = "GET";
+  parse_target("/api/v1/templates/my%20t?all=1&a+b=c%2Bd", r.path, r.query);
+  m = router.match(r);
+  ASSERT_TRUE(m.route);
+  EXPECT_EQ(r.param("name"), "my t");
+  EXPECT_EQ(r.query["all"], "1");
+  EXPECT_EQ(r.query["a b"], "c+d");
+  r.method = "PUT";
+  m = router.match(r);
+  EXPECT_FALSE(m.route);
+  EXPECT_EQ(m.allowed, (std::vector<std::string>{"GET", "POST"}));
+  EXPECT_THROW(percent_decode("%4", false), HttpError);
+}
+
+TEST(ListenAddressTest, Splits) {
+  EXPECT_EQ(split_listen_address("127.0.0.1:7470"),
+            (std::pair<std::string, unsigned short>{"127.0.0.1", 7470}));
+  EXPECT_EQ(split_listen_address("[::1]:80"), (std::pair<std::string, unsigned short>{"::1", 80}));
+  EXPECT_THROW(split_listen_address("localhost:80"), std::invalid_argument);
+  EXPECT_THROW(split_listen_address("127.0.0.1"), std::invalid_argument);
+  EXPECT_THROW(split_listen_address("127.0.0.1:70000"), std::invalid_argument);
+  EXPECT_THROW(split_listen_address(":80"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace bowline::api::testing

@@ -1,0 +1,157 @@
+// `bowline server` as a user runs it: --print-config, and a real start on libvirt's test
+// driver (first admin and token file, the API answering, a clean stop on SIGTERM).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <regex>
+
+#include "api_test_support.hpp"
+
+namespace bowline::api::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBowline = std::string(BOWLINE_BINARY_DIR) + "/src/bowline";
+
+// A child process with its stdout and stderr on one pipe.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+        const fs::path& cwd) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], 1);
+      ::dup2(fds[1], 2);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      if (::chdir(cwd.c_str()) != 0) _exit(126);
+      std::vector<char*> args, envp;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+      envp.push_back(nullptr);
+      ::execve(argv[0].c_str(), args.data(), envp.data());
+      _exit(127);
+    }
+    ::close(fds[1]);
+    out_ = fds[0];
+  }
+  ~Child() {
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      wait();
+    }
+    ::close(out_);
+  }
+  // Output until `pattern` matches (or the timeout); the match's first group.
+  std::string await(const std::regex& pattern, std::chrono::seconds timeout = 30s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::smatch m;
+    while (!std::regex_search(output_, m, pattern)) {
+      if (std::chrono::steady_clock::now() > deadline) return {};
+      bool eof = false;
+      output_ += receive_some(out_, 200ms, &eof);
+      if (eof) return {};
+    }
+    return m.size() > 1 ? m[1].str() : m[0].str();
+  }
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    reaped_ = true;
+    bool eof = false;
+    do output_ += receive_some(out_, 100ms, &eof);
+    while (!eof);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  void signal(int s) { ::kill(pid_, s); }
+  const std::string& output() const { return output_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  bool reaped_ = false;
+  std::string output_;
+};
+
+TEST(ServerBinaryTest, PrintConfigShowsEachSettingAndItsSource) {
+  TempDir dir;
+  std::ofstream(dir.path() / "bowline.yaml")
+      << "server:\n  domain_type: qemu\n  kvm:\n    images_path: imgs\n";
+  Child child({kBowline, "server", "--config", "bowline.yaml", "--print-config", "--listen",
+               "127.0.0.1:9999"},
+              {"BOWLINE_DATA_DIR=state", "PATH=/usr/bin:/bin"}, dir.path());
+  EXPECT_EQ(child.wait(), 0) << child.output();
+  const auto& out = child.output();
+  const auto root = dir.path().string();
+  EXPECT_NE(out.find("config file: " + root + "/bowline.yaml (--config)"), std::string::npos)
+      << out;
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex("server.listen +127.0.0.1:9999 +flag \\(--listen\\)")))
+      << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex("server.data_dir +" + root + "/state +env \\(BOWLINE_DATA_DIR\\)")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("server.domain_type +qemu +file \\("))) << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex("server.kvm.cloud_image_path +" + root + "/imgs/cloud-images +default")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("server.libvirt_uri +qemu:///system +default")))
+      << out;
+
+  Child bad({kBowline, "server", "--print-config", "--domain-type", "xen"}, {}, dir.path());
+  EXPECT_EQ(bad.wait(), 2);
+  EXPECT_NE(bad.output().find("neither kvm nor qemu"), std::string::npos) << bad.output();
+}
+
+TEST(ServerBinaryTest, StartsServesAndStopsOnSigterm) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "images");
+  const std::vector<std::string> env{"PATH=/usr/bin:/bin:/usr/sbin:/sbin",
+                                     "BOWLINE_LIBVIRT_URI=test:///default",
+                                     "BOWLINE_DOMAIN_TYPE=qemu", "BOWLINE_KVM_IMAGES_PATH=images"};
+  const std::vector<std::string> argv{kBowline,      "server",     "--listen",
+                                      "127.0.0.1:0", "--data-dir", "data"};
+  std::string token;
+  {
+    Child server(argv, env, dir.path());
+    const auto port = server.await(std::regex("listening on http://127\\.0\\.0\\.1:([0-9]+)"));
+    ASSERT_FALSE(port.empty()) << server.output();
+    std::ifstream(dir.path() / "data" / "admin.token") >> token;
+    ASSERT_EQ(token.size(), 64u);
+    EXPECT_NE(server.output().find(token), std::string::npos);  // printed once, on first start
+    EXPECT_EQ(fs::status(dir.path() / "data").permissions(), fs::perms::owner_all);
+    EXPECT_TRUE(fs::exists(dir.path() / "images" / "cloud-images"));
+
+    HttpClient client(static_cast<unsigned short>(std::stoi(port)));
+    const auto me = client.get("/api/v1/whoami", token);
+    ASSERT_EQ(me.status, 200) << me.body;
+    EXPECT_EQ(me.parsed()["username"], "admin");
+    const auto nodes = client.get("/api/v1/nodes", token);
+    ASSERT_EQ(nodes.status, 200) << nodes.body;
+    EXPECT_TRUE(nodes.parsed()[0]["checks"].is_array()) << nodes.body;
+    EXPECT_EQ(client.get("/api/v1/whoami", "").status, 401);
+
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait(), 0) << server.output();
+    EXPECT_NE(server.output().find("SIGTERM: stopping"), std::string::npos) << server.output();
+  }
+  {
+    // A second start keeps the admin and prints no new token; SIGINT stops it too.
+    Child server(argv, env, dir.path());
+    const auto port = server.await(std::regex("listening on http://127\\.0\\.0\\.1:([0-9]+)"));
+    ASSERT_FALSE(port.empty()) << server.output();
+    EXPECT_EQ(server.output().find("First start"), std::string::npos) << server.output();
+    HttpClient client(static_cast<unsigned short>(std::stoi(port)));
+    EXPECT_EQ(client.get("/api/v1/whoami", token).status, 200);
+    server.signal(SIGINT);
+    EXPECT_EQ(server.wait(), 0) << server.output();
+  }
+}
+
+}  // namespace
+}  // namespace bowline::api::testing

@@ -1,0 +1,209 @@
+// Server settings: flag > environment > config file > default, relative paths against the
+// start directory, derived image paths, and errors that name the setting and its source.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "api/settings.hpp"
+#include "api_test_support.hpp"
+
+namespace bowline::api::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SettingsTest : public ::testing::Test {
+ protected:
+  fs::path write_config(const std::string& text, const std::string& name = "bowline.yaml") {
+    const auto file = dir_.path() / name;
+    std::ofstream(file) << text;
+    return file;
+  }
+  SettingsInput input() {
+    SettingsInput in;
+    in.cwd = "/start/here";
+    return in;
+  }
+  TempDir dir_;
+};
+
+TEST_F(SettingsTest, DefaultsWithoutAnything) {
+  const auto s = resolve_settings(input());
+  EXPECT_EQ(s.listen, "127.0.0.1:7470");
+  EXPECT_EQ(s.data_dir, "/var/lib/bowline");
+  EXPECT_EQ(s.libvirt_uri, "qemu:///system");
+  EXPECT_EQ(s.domain_type, plan::DomainType::Kvm);
+  EXPECT_EQ(s.stop_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(s.images_path, "/var/lib/libvirt/images/bowline");
+  EXPECT_EQ(s.cloud_image_path, "/var/lib/libvirt/images/bowline/cloud-images");
+  EXPECT_EQ(s.base_image_path, "/var/lib/libvirt/images/bowline/base");
+  EXPECT_EQ(s.resolvers, (std::vector<std::string>{"1.1.1.1", "1.0.0.1"}));
+  EXPECT_FALSE(s.config_file);
+  for (const auto& k : setting_keys())
+    EXPECT_EQ(s.sources.at(k.key), SettingSource::Default) << k.key;
+}
+
+TEST_F(SettingsTest, FlagBeatsEnvBeatsFileBeatsDefault) {
+  const auto file = write_config(
+      "server:\n"
+      "  listen: 127.0.0.1:1001\n"
+      "  data_dir: /file/data\n"
+      "  libvirt_uri: test:///file\n"
+      "  domain_type: qemu\n"
+      "  stop_timeout: 2m\n"
+      "  kvm:\n"
+      "    images_path: /file/images\n"
+      "    resolvers: [9.9.9.9, 149.112.112.112]\n");
+  auto in = input();
+  in.config_file = file;
+  in.env = {{"BOWLINE_LISTEN", "127.0.0.1:2002"},
+            {"BOWLINE_DATA_DIR", "/env/data"},
+            {"BOWLINE_LIBVIRT_URI", "test:///env"},
+            {"BOWLINE_KVM_CLOUD_IMAGE_PATH", "/env/cloud"},
+            {"HOME", "/root"}};
+  in.flags = {{"server.listen", "127.0.0.1:3003"}, {"server.kvm.base_image_path", "/flag/base"}};
+  const auto s = resolve_settings(in);
+
+  EXPECT_EQ(s.listen, "127.0.0.1:3003");  // flag over env over file
+  EXPECT_EQ(s.sources.at("server.listen"), SettingSource::Flag);
+  EXPECT_EQ(s.data_dir, "/env/data");  // env over file
+  EXPECT_EQ(s.sources.at("server.data_dir"), SettingSource::Env);
+  EXPECT_EQ(s.libvirt_uri, "test:///env");
+  EXPECT_EQ(s.domain_type, plan::DomainType::Qemu);  // file over default
+  EXPECT_EQ(s.sources.at("server.domain_type"), SettingSource::File);
+  EXPECT_EQ(s.stop_timeout, std::chrono::seconds(120));
+  EXPECT_EQ(s.images_path, "/file/images");
+  EXPECT_EQ(s.cloud_image_path, "/env/cloud");
+  EXPECT_EQ(s.base_image_path, "/flag/base");
+  EXPECT_EQ(s.resolvers, (std::vector<std::string>{"9.9.9.9", "149.112.112.112"}));
+  EXPECT_EQ(s.config_file, file);
+
+  const auto text = describe_settings(s);
+  EXPECT_NE(text.find("config file: " + file.string() + " (--config)"), std::string::npos) << text;
+  auto line_of = [&](const std::string& key) {
+    const auto at = text.find(key + " ");
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("server.listen").find("127.0.0.1:3003"), std::string::npos);
+  EXPECT_NE(line_of("server.listen").find("flag (--listen)"), std::string::npos) << text;
+  EXPECT_NE(line_of("server.data_dir").find("env (BOWLINE_DATA_DIR)"), std::string::npos) << text;
+  EXPECT_NE(line_of("server.domain_type").find("file (" + file.string() + ":5)"), std::string::npos)
+      << text;
+  EXPECT_NE(line_of("server.stop_timeout").find("120s"), std::string::npos) << text;
+  EXPECT_NE(line_of("server.kvm.resolvers").find("9.9.9.9,149.112.112.112"), std::string::npos);
+  EXPECT_NE(line_of("server.kvm.base_image_path").find("flag (--base-image-path)"),
+            std::string::npos);
+}
+
+TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
+  // For every key: the default; then a file value wins; then env over it; then a flag.
+  const std::map<std::string, std::vector<std::string>> values{
+      {"server.listen", {"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}},
+      {"server.data_dir", {"/f", "/e", "/g"}},
+      {"server.libvirt_uri", {"test:///f", "test:///e", "test:///g"}},
+      {"server.domain_type", {"qemu", "kvm", "qemu"}},
+      {"server.stop_timeout", {"5", "6s", "7"}},
+      {"server.kvm.images_path", {"/f", "/e", "/g"}},
+      {"server.kvm.cloud_image_path", {"/f", "/e", "/g"}},
+      {"server.kvm.base_image_path", {"/f", "/e", "/g"}},
+      {"server.kvm.resolvers", {"8.8.8.8", "8.8.4.4", "::1"}},
+  };
+  for (const auto& key : setting_keys()) {
+    const auto& v = values.at(key.key);
+    std::string k = key.key;
+    const auto dot = k.rfind('.');
+    const auto leaf = k.substr(dot + 1);
+    const bool kvm = k.find(".kvm.") != std::string::npos;
+    const auto file = write_config(std::string("server:\n") + (kvm ? "  kvm:\n    " : "  ") + leaf +
+                                   ": \"" + v[0] + "\"\n");
+    auto in = input();
+    in.config_file = file;
+    EXPECT_EQ(resolve_settings(in).sources.at(k), SettingSource::File) << k;
+    in.env[key.env] = v[1];
+    EXPECT_EQ(resolve_settings(in).sources.at(k), SettingSource::Env) << k;
+    in.flags[k] = v[2];
+    const auto s = resolve_settings(in);
+    EXPECT_EQ(s.sources.at(k), SettingSource::Flag) << k;
+    const auto text = describe_settings(s);
+    EXPECT_NE(text.find(std::string("flag (") + key.flag + ")"), std::string::npos) << text;
+  }
+}
+
+TEST_F(SettingsTest, RelativePathsResolveAgainstTheStartDirectory) {
+  const auto file = write_config(
+      "server:\n"
+      "  data_dir: data\n"
+      "  kvm:\n"
+      "    images_path: ./img\n");
+  auto in = input();
+  in.config_file = file;
+  auto s = resolve_settings(in);
+  EXPECT_EQ(s.data_dir, "/start/here/data");  // not relative to the file's directory
+  EXPECT_EQ(s.images_path, "/start/here/img");
+  EXPECT_EQ(s.cloud_image_path, "/start/here/img/cloud-images");  // derived from it
+  EXPECT_EQ(s.base_image_path, "/start/here/img/base");
+
+  in.env = {{"BOWLINE_KVM_BASE_IMAGE_PATH", "../cache"}};
+  in.flags = {{"server.kvm.cloud_image_path", "lib/../library"}};
+  s = resolve_settings(in);
+  EXPECT_EQ(s.base_image_path, "/start/cache");
+  EXPECT_EQ(s.cloud_image_path, "/start/here/library");
+
+  // A relative config file is found from the start directory too.
+  auto relative = input();
+  relative.cwd = dir_.path();
+  relative.env = {{"BOWLINE_CONFIG", "bowline.yaml"}};
+  s = resolve_settings(relative);
+  EXPECT_EQ(s.config_file, file);
+  EXPECT_EQ(s.config_file_source, "BOWLINE_CONFIG");
+  EXPECT_EQ(s.data_dir, dir_.path() / "data");
+  // --config wins over BOWLINE_CONFIG.
+  const auto other = write_config("server:\n  data_dir: /other\n", "other.yaml");
+  relative.config_file = other;
+  EXPECT_EQ(resolve_settings(relative).data_dir, "/other");
+}
+
+TEST_F(SettingsTest, ListsAndEmptyEnvironmentVariables) {
+  auto in = input();
+  in.env = {{"BOWLINE_KVM_RESOLVERS", " 9.9.9.9 , 2620:fe::fe "}, {"BOWLINE_LISTEN", ""}};
+  const auto s = resolve_settings(in);
+  EXPECT_EQ(s.resolvers, (std::vector<std::string>{"9.9.9.9", "2620:fe::fe"}));
+  EXPECT_EQ(s.listen, "127.0.0.1:7470");  // an empty variable counts as unset
+  EXPECT_EQ(s.sources.at("server.listen"), SettingSource::Default);
+}
+
+TEST_F(SettingsTest, ErrorsNameTheSettingAndItsSource) {
+  auto expect_error = [&](SettingsInput in, const std::string& part) {
+    try {
+      resolve_settings(in);
+      ADD_FAILURE() << "no error; expected one containing: " << part;
+    } catch (const SettingsError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  auto in = input();
+  in.flags = {{"server.domain_type", "xen"}};
+  expect_error(in, "server.domain_type (flag --domain-type): \"xen\" is neither kvm nor qemu");
+  in = input();
+  in.env = {{"BOWLINE_STOP_TIMEOUT", "soon"}};
+  expect_error(in, "server.stop_timeout (environment variable BOWLINE_STOP_TIMEOUT)");
+  in = input();
+  in.env = {{"BOWLINE_LISTEN", "localhost"}};
+  expect_error(in, "server.listen");
+  in = input();
+  in.flags = {{"server.kvm.resolvers", "1.1.1.1,dns.example"}};
+  expect_error(in, "\"dns.example\" is not an IP address");
+  in = input();
+  in.config_file = write_config("server:\n  kvm:\n    image_path: /x\n");
+  expect_error(in,
+               ":3: unknown setting server.kvm.image_path (did you mean server.kvm.images_path?)");
+  in.config_file = write_config("server:\n  listen: [1, 2\n");
+  expect_error(in, "bowline.yaml:");
+  in.config_file = dir_.path() / "missing.yaml";
+  expect_error(in, "cannot read the config file");
+  in.config_file = write_config("server:\n  data_dir: [a, b]\n");
+  expect_error(in, "expected a single value");
+}
+
+}  // namespace
+}  // namespace bowline::api::testing
