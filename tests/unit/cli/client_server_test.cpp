@@ -1,0 +1,202 @@
+// The CLI against the real `bowline server` (on libvirt's test:///default driver, a temp data
+// directory and a port of its own): templates, a space created, listed and deleted with --wait,
+// users and login, and the exit codes of refusals.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string pattern = (fs::temp_directory_path() / "bowline-cli-server-XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+    fs::create_directories(dir_ / "images" / "cloud-images");
+    fs::create_directories(dir_ / "home");
+    // The image the templates name: an empty qcow2 in the cloud-image library.
+    const auto image = (dir_ / "images" / "cloud-images" / "tiny.qcow2").string();
+    ASSERT_EQ(std::system(("qemu-img create -q -f qcow2 " + quote(image) + " 64M").c_str()), 0);
+    std::ofstream(dir_ / "nat.yaml") << "image: tiny\nmemory: 64Mi\ncpus: 1\n"
+                                        "network:\n  mode: nat\n  bridge: default\n";
+
+    const auto log = dir_ / "server.log";
+    const std::string binary = std::string(BOWLINE_BINARY_DIR) + "/src/bowline";
+    pid_ = ::fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      const auto data = (dir_ / "data").string(), images = (dir_ / "images").string();
+      ::execl(binary.c_str(), binary.c_str(), "server", "--listen", "127.0.0.1:0", "--data-dir",
+              data.c_str(), "--images-path", images.c_str(), "--libvirt-uri", "test:///default",
+              "--domain-type", "qemu", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const std::regex listening("listening on (http://127\\.0\\.0\\.1:[0-9]+)");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::smatch match;
+    std::string text;
+    while (std::chrono::steady_clock::now() < deadline) {
+      text = slurp(log);
+      if (std::regex_search(text, match, listening)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(std::regex_search(text, match, listening)) << "the server did not start:\n" << text;
+    url_ = match[1];
+    token_ = slurp(dir_ / "data" / "admin.token");
+    while (!token_.empty() && token_.back() == '\n') token_.pop_back();
+    ASSERT_FALSE(token_.empty());
+  }
+
+  static void TearDownTestSuite() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  struct Run {
+    int code = -1;
+    std::string out, err;
+  };
+
+  // As the admin unless `token` says otherwise; HOME is the test's own.
+  static Run bowline(const std::string& args, const std::string& token = token_,
+                     const std::string& stdin_text = "") {
+    const auto err_file = dir_ / "stderr.txt";
+    const auto in_file = dir_ / "stdin.txt";
+    std::ofstream(in_file) << stdin_text;
+    std::string env = "env -u BOWLINE_TOKEN HOME=" + quote((dir_ / "home").string()) +
+                      " BOWLINE_SERVER=" + quote(url_);
+    if (!token.empty()) env += " BOWLINE_TOKEN=" + quote(token);
+    const auto command = env + " " + BOWLINE_BINARY_DIR + "/src/bowline " + args + " <" +
+                         quote(in_file.string()) + " 2>" + quote(err_file.string());
+    Run r;
+    FILE* pipe = popen(command.c_str(), "r");
+    std::array<char, 4096> buffer{};
+    std::size_t n = 0;
+    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+    const int status = pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(err_file);
+    return r;
+  }
+
+  static inline fs::path dir_;
+  static inline pid_t pid_ = -1;
+  static inline std::string url_, token_;
+};
+
+TEST_F(ServerTest, TemplateSpaceLifecycleWithWait) {
+  const auto nat = (dir_ / "nat.yaml").string();
+  auto r = bowline("template create " + nat);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "template nat created (revision 1)\n");
+  EXPECT_EQ(bowline("template get nat").out, slurp(nat));
+  EXPECT_EQ(bowline("template create " + nat).code, 1) << "the name is taken (409)";
+
+  // On the test driver no guest boots, so readiness never comes: wait for the operation only.
+  r = bowline("space create nat dev --wait --no-ready");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("space dev is running"));
+  EXPECT_THAT(r.err, HasSubstr("create: "));
+
+  r = bowline("space list -o json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto spaces = nlohmann::json::parse(r.out);
+  ASSERT_EQ(spaces.size(), 1u);
+  EXPECT_EQ(spaces[0]["name"], "dev");
+  EXPECT_EQ(spaces[0]["state"], "running");
+  EXPECT_EQ(spaces[0]["template"], "nat");
+  EXPECT_EQ(spaces[0]["owner"], "admin");
+  const auto id = spaces[0]["id"].get<std::string>();
+
+  r = bowline("space info dev");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("id:                 " + id + "\n"));
+  EXPECT_THAT(r.out, HasSubstr("state:              running\n"));
+  EXPECT_THAT(r.out, HasSubstr("template:           nat, revision 1\n"));
+  EXPECT_EQ(nlohmann::json::parse(bowline("space info " + id + " -o json").out)["id"], id);
+
+  r = bowline("space create nat dev");
+  EXPECT_EQ(r.code, 1) << "the name is taken";
+  EXPECT_FALSE(r.err.empty());
+  EXPECT_EQ(bowline("template delete nat").code, 1) << "a space uses it (409)";
+
+  r = bowline("space stop dev --wait");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "space dev is stopped\n");
+
+  r = bowline("space delete dev --wait");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "space dev deleted\n");
+  EXPECT_EQ(nlohmann::json::parse(bowline("space list -o json").out), nlohmann::json::array());
+  EXPECT_EQ(bowline("space info dev").code, 4);
+  EXPECT_EQ(bowline("template delete nat").code, 0);
+  EXPECT_EQ(bowline("template get nat").code, 4);
+}
+
+TEST_F(ServerTest, UsersLoginAndRefusals) {
+  EXPECT_EQ(bowline("space list", "not-a-token").code, 4);
+  auto r = bowline("user create carol --email carol@example.org --permission use-vnc");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::regex token_line("token \\(shown once\\): (\\S+)");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(r.out, match, token_line)) << r.out;
+  const std::string carol = match[1];
+
+  r = bowline("login --server " + url_, "", carol + "\n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("as carol"));
+  r = bowline("space list", "");  // the login file's token
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(bowline("user list", "").code, 4) << "not an admin (403)";
+  EXPECT_EQ(bowline("space list --all", "").code, 4);
+
+  EXPECT_EQ(bowline("user add-key carol 'not a key'", "").code, 1);
+  r = bowline("user set-password carol --service", "", "correct horse battery\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  r = bowline("user list -o json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto users = nlohmann::json::parse(r.out);
+  ASSERT_EQ(users.size(), 2u);
+  EXPECT_EQ(users[1]["username"], "carol");
+  EXPECT_EQ(users[1]["hasServicePassword"], true);
+}
+
+}  // namespace
