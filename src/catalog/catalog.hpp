@@ -20,7 +20,7 @@ struct SeriesTraits {
   std::string_view description;  // one line, our words
   bool dedicated_cpu = false;    // vCPUs pinned to exclusive physical cores
   bool isolate_emulator_thread = false;
-  bool vnuma = false;            // guest NUMA topology mirrors the host's
+  bool vnuma = false;  // guest NUMA topology mirrors the host's
   bool realtime = false;
   bool deprecated = false;
   std::uint32_t memory_overcommit_percent = 0;  // 0: none
@@ -30,10 +30,10 @@ struct InstanceType {
   std::string_view name;  // "u1.medium"
   std::uint32_t vcpus = 0;
   std::uint64_t memory_bytes = 0;
-  std::string_view memory_text;       // as the catalog writes it: "4Gi"
-  std::string_view hugepages_size;    // "", "2Mi" or "1Gi"
+  std::string_view memory_text;     // as the catalog writes it: "4Gi"
+  std::string_view hugepages_size;  // "", "2Mi" or "1Gi"
   const SeriesTraits* traits = nullptr;
-  std::vector<std::string_view> gpus; // device names a type brings (gn1 only)
+  std::vector<std::string_view> gpus;  // device names a type brings (gn1 only)
 };
 
 struct Preference {
@@ -47,8 +47,8 @@ struct Preference {
   std::string_view disk_bus = "virtio";   // virtio | sata | scsi
   std::string_view nic_model = "virtio";  // virtio | e1000 | e1000e | rtl8139
   std::string_view architecture = "amd64";
-  std::uint32_t min_vcpus = 0;            // 0: no requirement
-  std::uint64_t min_memory_bytes = 0;     // 0: no requirement
+  std::uint32_t min_vcpus = 0;         // 0: no requirement
+  std::uint64_t min_memory_bytes = 0;  // 0: no requirement
   bool deprecated = false;
 };
 
