@@ -1,8 +1,10 @@
 #include "engine/engine.hpp"
 
+#include <openssl/rand.h>
 #include <filesystem>
 #include <fstream>
-#include <random>
+
+#include <vector>
 
 #include "engine/devices.hpp"
 #include "guest/cloud_init.hpp"
@@ -17,11 +19,15 @@ using store::SpaceState;
 
 namespace {
 
+// UUIDs and VNC passwords come from the system's CSPRNG: a guessable VNC password would let
+// any local user onto the display.
 std::string random_hex(std::size_t n) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr char kHex[] = "0123456789abcdef";
+  std::vector<unsigned char> bytes(n);
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
+    throw std::runtime_error("no randomness available (RAND_bytes failed)");
   std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += kHex[rng() & 15];
+  for (auto b : bytes) out += kHex[b & 15];
   return out;
 }
 

@@ -252,7 +252,12 @@ TEST_F(EngineTest, AManualSpaceThatStopsStaysStopped) {
   const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
   const auto s = space(create(tmpl, "dev").space.id);
   hypervisor_->destroy(s.domain_name);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The lifecycle event arrives asynchronously: wait for it (bounded), then check nothing
+  // started the domain again.
+  for (int i = 0; i < 100 && space(s.id).state != store::SpaceState::Stopped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    engine_->wait_idle();
+  }
   engine_->wait_idle();
   EXPECT_EQ(space(s.id).state, store::SpaceState::Stopped);
   EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Shutoff);
