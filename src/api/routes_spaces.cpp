@@ -1,10 +1,9 @@
 // /api/v1/spaces and /api/v1/operations: the lifecycle through the engine. A user sees only
 // their own spaces; another user's space is answered as if it did not exist (404).
-#include <unordered_map>
-
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
+#include "api/spaces_list.hpp"
 
 namespace bowline::api {
 
@@ -15,28 +14,10 @@ void Api::add_space_routes() {
                 const bool all = all_param != request.query.end() && all_param->second != "0" &&
                                  all_param->second != "false";
                 if (all) require_admin(caller);
-                const auto spaces =
-                    all ? store_.spaces().list() : store_.spaces().list_for_owner(caller.user.id);
-                // One read of the users and templates for the whole list, not one per space.
-                std::unordered_map<std::int64_t, std::string> usernames;
-                if (all) {
-                  for (const auto& u : store_.users().list()) usernames[u.id] = u.username;
-                } else {
-                  usernames[caller.user.id] = caller.user.username;
-                }
-                std::unordered_map<std::int64_t, store::Template> templates;
-                for (auto& t : store_.templates().list()) templates[t.id] = std::move(t);
-                auto out = nlohmann::json::array();
-                for (const auto& space : spaces) {
-                  SpaceNames names;
-                  if (space.owner_id) names.owner = usernames[*space.owner_id];
-                  if (auto it = templates.find(space.template_id); it != templates.end()) {
-                    names.template_name = it->second.name;
-                    names.template_revision = it->second.revision;
-                  }
-                  out.push_back(space_json(space, names));
-                }
-                return Response::json(200, out);
+                Response response;
+                response.body = spaces_list_json(
+                    store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id));
+                return response;
               });
 
   router_.add(

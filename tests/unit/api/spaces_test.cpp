@@ -187,6 +187,37 @@ TEST_F(SpacesTest, AFailedCreateStaysOnTheSpaceAndLeavesNothing) {
   EXPECT_TRUE(stack_.store().leases().leases_of(id).empty());
 }
 
+TEST_F(SpacesTest, TheListHasTheSameObjectsAsASingleGet) {
+  const auto alice = stack_.make_user(unique("alice"));
+  std::vector<std::string> ids;
+  for (const auto* name : {"a", "b", "c"}) {
+    const auto r = client_.post("/api/v1/spaces", alice,
+                                {{"template", "dev"}, {"name", name}, {"start", false}});
+    ASSERT_EQ(r.status, 202) << r.body;
+    ids.push_back(r.parsed()["space"]["id"]);
+  }
+  stack_.engine().wait_idle();
+  // Text that needs escaping, and bytes that are not UTF-8.
+  stack_.store().spaces().set_state(ids[1], store::SpaceState::Error,
+                                    "bad \"quote\" \\ \n\t\x01 \xff\xfe caf\xc3\xa9 \xe2\x82\xac");
+  stack_.store().spaces().set_applied_template_revision(ids[2], 7);  // a redefine pending
+  const auto list = client_.get("/api/v1/spaces", alice);
+  ASSERT_EQ(list.status, 200);
+  const auto spaces = list.parsed();
+  ASSERT_EQ(spaces.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto one = client_.get("/api/v1/spaces/" + ids[i], alice).parsed();
+    one.erase("info");
+    EXPECT_EQ(spaces[i], one) << i;
+  }
+  EXPECT_EQ(spaces[1]["error"],
+            "bad \"quote\" \\ \n\t\x01 \xef\xbf\xbd\xef\xbf\xbd caf\xc3\xa9 \xe2\x82\xac");
+  EXPECT_EQ(spaces[2]["redefinePending"], true);
+  // An admin's ?all=1 has everyone's, here only alice's.
+  const auto all = client_.get("/api/v1/spaces?all=1", stack_.admin_token()).parsed();
+  EXPECT_EQ(all, spaces);
+}
+
 // docs: 200 concurrent creates on a bridged range of 91 addresses give 91 distinct addresses
 // and 109 clear "range exhausted" errors, never a duplicate.
 TEST_F(SpacesTest, TwoHundredConcurrentCreatesOnNinetyOneAddresses) {
