@@ -123,6 +123,8 @@ const char* reason_phrase(int status) {
       return "Unsupported Media Type";
     case 422:
       return "Unprocessable Content";
+    case 431:
+      return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
     case 502:

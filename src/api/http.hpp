@@ -41,6 +41,8 @@ class StreamSink {
   // Queues text without blocking; false once the stream has closed.
   virtual bool send(std::string text) = 0;
   virtual bool closed() const = 0;
+  // Bytes queued and not yet written to the client (for backpressure while replaying).
+  virtual std::size_t pending() const = 0;
 };
 
 struct Stream {

@@ -80,6 +80,7 @@ class Sink final : public StreamSink {
   explicit Sink(std::weak_ptr<Session> session) : session_(std::move(session)) {}
   bool send(std::string text) override;
   bool closed() const override { return closed_.load(); }
+  std::size_t pending() const override;
   void mark_closed() { closed_.store(true); }
 
  private:
@@ -145,8 +146,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // From a Sink, any thread.
   bool enqueue(std::string text) {
-    if (queued_bytes_.load() + text.size() > server_.options.stream_backlog) {
+    const auto size = text.size();
+    if (queued_bytes_.fetch_add(size) + size > server_.options.stream_backlog) {
       // A client that does not read: drop it rather than buffer without end.
+      queued_bytes_ -= size;
       shut();
       return false;
     }
@@ -156,6 +159,8 @@ class Session : public std::enable_shared_from_this<Session> {
                });
     return true;
   }
+
+  std::size_t pending() const { return queued_bytes_.load(); }
 
   // From stop(), on the session's strand: ends the connection now.
   void shut_now() {
@@ -325,6 +330,7 @@ class Session : public std::enable_shared_from_this<Session> {
     sink_ = std::make_shared<Sink>(weak_from_this());
     last_write_ = std::chrono::steady_clock::now();
     stream_.expires_never();
+    queued_bytes_ += head.size();
     push(std::move(head));
     watch_for_disconnect();
     arm_heartbeat();
@@ -346,9 +352,9 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // On the strand; the bytes are counted by whoever queued them (enqueue, or += before).
   void push(std::string text) {
     if (finished_) return;
-    queued_bytes_ += text.size();
     queue_.push_back(std::move(text));
     if (!writing_) write_next();
   }
@@ -385,6 +391,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (ec || self->finished_) return;
       if (std::chrono::steady_clock::now() - self->last_write_ >= self->server_.options.heartbeat &&
           self->queue_.empty()) {
+        self->queued_bytes_ += self->stream_definition_->heartbeat.size();
         self->push(self->stream_definition_->heartbeat);
         self->last_write_ = std::chrono::steady_clock::now();
       }
@@ -429,6 +436,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::chrono::steady_clock::time_point last_write_;
   asio::steady_timer timer_;
 };
+
+std::size_t Sink::pending() const {
+  auto session = session_.lock();
+  return session ? session->pending() : 0;
+}
 
 bool Sink::send(std::string text) {
   if (closed_) return false;

@@ -3,6 +3,7 @@
 // two; a user sees their own spaces' events, an admin everything.
 #include <deque>
 #include <mutex>
+#include <thread>
 
 #include "api/api.hpp"
 #include "api/json.hpp"
@@ -88,6 +89,10 @@ void Api::add_event_routes() {
                         if (visible(e, true)) sink->send(sse_frame(e));
                         last = e.seq;
                       }
+                      // A long history goes out at the client's pace, not into an ever longer
+                      // queue (which would get a slow client dropped).
+                      while (sink->pending() > options_.replay_window && !sink->closed())
+                        std::this_thread::sleep_for(std::chrono::milliseconds(2));
                     }
                   }
                   std::lock_guard lock(state->mutex);

@@ -102,6 +102,26 @@ TEST_F(EventsTest, ReplaysFromSinceThenGoesLive) {
   EXPECT_EQ(client_.get("/api/v1/events?since=abc", alice).status, 400);
 }
 
+TEST_F(EventsTest, ALongHistoryIsReplayedAtTheClientsPace) {
+  // 12 MB of history: more than a stream may queue (8 MiB) for a client that is behind.
+  const std::string filler(2000, 'x');
+  const auto before = stack_.store().events().latest_seq();
+  for (int i = 0; i < 6000; ++i)
+    stack_.events().publish("test.filler", std::nullopt, {{"i", i}, {"x", filler}});
+  SseStream stream(stack_.port(), stack_.admin_token(),
+                   "/api/v1/events?since=" + std::to_string(before));
+  std::this_thread::sleep_for(1s);  // a client that is slow to start reading
+  int seen = 0;
+  std::int64_t last = before;
+  while (auto e = stream.next(10s)) {
+    ASSERT_EQ(e->id, last + 1);
+    last = e->id;
+    EXPECT_EQ(e->data["payload"]["i"], seen);
+    if (++seen == 6000) break;
+  }
+  EXPECT_EQ(seen, 6000);
+}
+
 TEST_F(EventsTest, HeartbeatsAndACleanEndWhenTheClientLeaves) {
   const auto alice = stack_.make_user(unique("alice"));
   {
