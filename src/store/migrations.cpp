@@ -111,6 +111,23 @@ void add_token_expiry(Db& db) {
   db.exec("ALTER TABLE api_tokens ADD COLUMN expires_at INTEGER");
 }
 
+// v3: browser logins. Only the cookie's SHA-256 is kept; the CSRF token is not a credential on
+// its own (it is useless without the HttpOnly cookie).
+void add_web_sessions(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE web_sessions (
+  id            INTEGER PRIMARY KEY,
+  user_id       INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  cookie_sha256 TEXT NOT NULL UNIQUE,
+  csrf          TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  last_seen     INTEGER NOT NULL,
+  expires_at    INTEGER NOT NULL
+) STRICT;
+CREATE INDEX web_sessions_by_user ON web_sessions(user_id);
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -125,6 +142,7 @@ const std::vector<Migration>& migrations() {
   static const std::vector<Migration> steps{
       {1, "initial schema", create_initial_schema},
       {2, "api tokens may expire", add_token_expiry},
+      {3, "web sessions", add_web_sessions},
   };
   return steps;
 }

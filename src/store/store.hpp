@@ -22,6 +22,7 @@
 #include "store/leases.hpp"
 #include "store/migrations.hpp"
 #include "store/operations.hpp"
+#include "store/sessions.hpp"
 #include "store/spaces.hpp"
 #include "store/sqlite.hpp"
 #include "store/templates.hpp"
@@ -48,6 +49,7 @@ class Store {
 
   UserRepository& users() { return users_; }
   TokenRepository& tokens() { return tokens_; }
+  SessionRepository& sessions() { return sessions_; }
   TemplateRepository& templates() { return templates_; }
   PoolRepository& pools() { return pools_; }
   SpaceRepository& spaces() { return spaces_; }
@@ -63,6 +65,7 @@ class Store {
   Db db_;
   UserRepository users_{db_, clock_};
   TokenRepository tokens_{db_, clock_};
+  SessionRepository sessions_{db_, clock_};
   TemplateRepository templates_{db_, clock_};
   PoolRepository pools_{db_, clock_};
   SpaceRepository spaces_{db_, clock_};
