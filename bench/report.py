@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""bench/run's summary: medians of the repetitions (rep 0 is the warm-up), ratios against the
+targets of issue 4, and the test-driver figures. Usage: report.py RESULTS.jsonl REPS"""
+import json
+import statistics
+import sys
+
+RAW_TARGET = 1.10  # bowline within 1.10x of the raw libvirt floor
+VIRT_INSTALL_TARGET = 1.5  # and at least 1.5x faster than the virt-install pipeline
+LIST_P99_TARGET_MS = 20.0
+
+
+def main():
+    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    by = {}
+    for row in rows:
+        by.setdefault(row["method"], []).append(row)
+
+    def median(method, key):
+        values = [r["figures"][key] for r in by.get(method, []) if r["rep"] > 0 and key in r["figures"]]
+        return (statistics.median(values), values) if values else (None, [])
+
+    def verdict(ok):
+        return "meets target" if ok else "MISSES target"
+
+    for row in by.get("load", []):
+        f = row["figures"]
+        print("load average (1, 5, 15 min) on %d CPUs: %s at the start, %s at the end"
+              % (f["cpus"], f["start"], f["end"]))
+    print("== create -> domain running (control plane; libvirt's STARTED event), median of %s ==" % sys.argv[2])
+    medians = {}
+    for method, label in [("raw", "raw libvirt (C API define+start)"),
+                          ("virsh", "virsh define + start"),
+                          ("virt-install", "virt-install pipeline"),
+                          ("bowline", "bowline (POST /api/v1/spaces)")]:
+        m, values = median(method, "running_ms")
+        medians[method] = m
+        if m is not None:
+            print("  %-36s %7.0f ms   [%s]" % (label, m, ", ".join("%.0f" % v for v in values)))
+    if medians.get("raw") and medians.get("bowline"):
+        r = medians["bowline"] / medians["raw"]
+        print("  bowline / raw          %.2fx  (target <= %.2fx: %s)" % (r, RAW_TARGET, verdict(r <= RAW_TARGET)))
+    if medians.get("virt-install") and medians.get("bowline"):
+        r = medians["virt-install"] / medians["bowline"]
+        print("  virt-install / bowline %.2fx  (target >= %.1fx: %s)" % (r, VIRT_INSTALL_TARGET,
+                                                                      verdict(r >= VIRT_INSTALL_TARGET)))
+    if medians.get("virsh") and medians.get("raw"):
+        print("  virsh / raw            %.2fx" % (medians["virsh"] / medians["raw"]))
+
+    print("== bowline, the same spaces (median) ==")
+    for key, label in [("accepted_ms", "create request answered (202)"),
+                       ("state_running_ms", "create -> state running on /events"),
+                       ("ready_ms", "create -> ready (cloud-init finished)"),
+                       ("stop_to_off_ms", "stop -> domain off (ACPI in the guest)"),
+                       ("off_to_stopped_ms", "domain off -> state stopped on /events"),
+                       ("stop_to_stopped_ms", "stop -> state stopped")]:
+        m, values = median("bowline", key)
+        if m is not None:
+            print("  %-40s %8.0f ms   [%s]" % (label, m, ", ".join("%.0f" % v for v in values)))
+
+    steps = {}
+    for r in by.get("bowline", []):
+        if r["rep"] > 0:
+            for step, ms in r["figures"].get("steps_ms", {}).items():
+                steps.setdefault(step, []).append(ms)
+    if steps:
+        print("  create's steps on the event stream (median ms after the request):")
+        print("    " + ", ".join("%s %.0f" % (step, statistics.median(v))
+                               for step, v in sorted(steps.items(), key=lambda kv: statistics.median(kv[1]))))
+
+    for row in by.get("api", []):
+        f = row["figures"]
+        print("== libvirt test:///default driver ==")
+        c = f["create"]
+        print("  create %d spaces (started), %d clients: %.1f s, %.0f spaces/s (answers in %.1f s), %d failed"
+              % (c["count"], c["clients"], c["done_s"], c["per_s"], c["accept_s"], c["failed"]))
+        fill = f["fill"]
+        print("  create %d more (not started): %.1f s, %.0f spaces/s, %d failed"
+              % (fill["count"], fill["done_s"], fill["per_s"], fill["failed"]))
+        print("  GET /api/v1/spaces with %s spaces in the store (p99 target < %.0f ms):"
+              % (f["list_all_idle"]["items"], LIST_P99_TARGET_MS))
+        for key, label in [("list_all_idle", "admin ?all=1, idle"),
+                           ("list_own_idle", "alice's own, idle"),
+                           ("list_none_idle", "carol's (none), idle"),
+                           ("list_all_loaded", "admin ?all=1, 2 clients creating"),
+                           ("list_own_loaded", "alice's own, 2 clients creating")]:
+            l = f[key]
+            print("    %-34s %5d items %5.2f MB: p50 %6.1f ms  p99 %6.1f ms  max %6.1f ms  %s"
+                  % (label, l["items"], l["bytes"] / 1e6, l["p50_ms"], l["p99_ms"], l["max_ms"],
+                     verdict(l["p99_ms"] < LIST_P99_TARGET_MS)))
+        print("    (%d spaces created by the 2 clients meanwhile)" % f["creates_while_loaded"])
+        print("  server RSS: %.0f MiB after the 10,000 creates, %.0f MiB at the end (peak %.0f MiB)"
+              % (f["rss_after_creates_kib"] / 1024, f["rss_kib"] / 1024, f["rss_peak_kib"] / 1024))
+    for row in by.get("list_json", []):
+        print("== the list's JSON text alone (no HTTP; Google Benchmark) ==")
+        for name, ms in row["figures"].items():
+            print("  %-40s %.2f ms" % (name, ms))
+    for row in by.get("pool", []):
+        print("== pool claim -> ready ==")
+        print("  " + row["figures"]["note"])
+
+
+if __name__ == "__main__":
+    main()
