@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# Helpers for the end-to-end tests that run spaces through `bowline server` (source this file
+# after net.sh and server.sh).
+#   spaces_preflight                 root, the tools, a reachable libvirtd (status 1 otherwise)
+#   spaces_prepare_images IMAGES     builds the tiny test guest into IMAGES/cloud-images as
+#                                    $SPACES_IMAGE.qcow2 (templates say "image: $SPACES_IMAGE")
+#   spaces_pick_subnet LEN           a free /LEN of 198.51.100.0/24: prints its network address
+#   spaces_re TEXT                   TEXT with its dots escaped for a regex
+#   space_info_ip SPACE SECS         the "ip:" row of `bowline space info SPACE` (the table the
+#                                    user reads), once it is not "-", waiting up to SECS
+#   dom_mac | dom_memory | dom_disk DOMAIN   first NIC's MAC, memory (KiB), first disk's file
+#   spaces_remove_domains PREFIX     destroys and undefines every domain whose name starts so
+SPACES_IMAGE=bwe2e-tiny
+_spaces_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+
+spaces_preflight() {
+  local tool
+  if [ "$(id -u)" != 0 ]; then
+    echo "needs root (libvirt system connection, bridges, iptables)" >&2
+    return 1
+  fi
+  for tool in virsh qemu-img iptables busybox jq python3; do
+    command -v "$tool" >/dev/null || {
+      echo "missing $tool (scripts/setup installs it)" >&2
+      return 1
+    }
+  done
+  $VIRSH -q list >/dev/null 2>&1 || "$_spaces_root/scripts/prepare-host" >/dev/null || return 1
+}
+
+spaces_prepare_images() {
+  mkdir -p "$1/cloud-images" && chmod 0755 "$1" "$1/cloud-images" &&
+    "$_spaces_root/scripts/build-test-guest" "$1/cloud-images/$SPACES_IMAGE.qcow2" >/dev/null
+}
+
+spaces_pick_subnet() {
+  local len=$1 step n
+  step=$((1 << (32 - len)))
+  for ((n = 0; n < 256; n += step)); do
+    if net_preflight "198.51.100.$n/$len" 2>/dev/null; then
+      echo "198.51.100.$n"
+      return 0
+    fi
+  done
+  return 1
+}
+
+spaces_re() {
+  printf '%s' "${1//./\\.}"
+}
+
+space_info_ip() {
+  local deadline=$(($(date +%s) + $2)) ip=""
+  while :; do
+    ip=$("$BOWLINE" space info "$1" 2>/dev/null | awk '$1 == "ip:" { print $2 }')
+    if [ -n "$ip" ] && [ "$ip" != - ]; then
+      echo "$ip"
+      return 0
+    fi
+    [ "$(date +%s)" -lt "$deadline" ] || break
+    sleep 1
+  done
+  echo "$ip"
+  return 1
+}
+
+dom_mac() {
+  $VIRSH dumpxml "$1" 2>/dev/null | grep -oE "<mac address='[^']+'" | head -n 1 | cut -d"'" -f2
+}
+dom_memory() {
+  $VIRSH dumpxml "$1" 2>/dev/null | sed -n "s:.*<memory unit='KiB'>\([0-9]*\)</memory>.*:\1:p"
+}
+dom_disk() {
+  $VIRSH dumpxml "$1" 2>/dev/null | grep -oE "<source file='[^']+\.qcow2'" | head -n 1 | cut -d"'" -f2
+}
+
+spaces_remove_domains() {
+  local d
+  for d in $($VIRSH list --all --name 2>/dev/null | grep "^$1"); do
+    $VIRSH -q destroy "$d" >/dev/null 2>&1 || true
+    $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
+  done
+}
+
+# no_domain DOMAIN: libvirt does not know DOMAIN.
+no_domain() {
+  ! $VIRSH -q dominfo "$1" >/dev/null 2>&1
+}
+
+# bw ARG...: the CLI without its progress lines; they are shown only when it fails.
+bw() {
+  local out rc
+  out=$("$BOWLINE" "$@" 2>&1)
+  rc=$?
+  [ "$rc" = 0 ] || printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /' >&2
+  return "$rc"
+}
