@@ -19,11 +19,24 @@ fail() {
   CHECK_FAILED=$((CHECK_FAILED + 1))
   echo "FAIL: $*"
 }
+# A multi-line value is shown on one line, its lines joined with " | ".
+_check_flat() {
+  local text=${1%$'\n'}
+  printf '%s' "${text//$'\n'/ | }"
+}
 check_eq() {
-  if [ "$2" = "$3" ]; then pass "$1 ($3)"; else fail "$1: expected '$2', got '$3'"; fi
+  if [ "$2" = "$3" ]; then
+    pass "$1 ($(_check_flat "$3"))"
+  else
+    fail "$1: expected '$(_check_flat "$2")', got '$(_check_flat "$3")'"
+  fi
 }
 check_match() {
-  if [[ $3 =~ $2 ]]; then pass "$1 ($3)"; else fail "$1: '$3' does not match /$2/"; fi
+  if [[ $3 =~ $2 ]]; then
+    pass "$1 ($(_check_flat "$3"))"
+  else
+    fail "$1: '$(_check_flat "$3")' does not match /$2/"
+  fi
 }
 check_no_match() {
   if [[ $3 =~ $2 ]]; then fail "$1: '$3' matches /$2/"; else pass "$1"; fi
