@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# The heavier end-to-end suite (ctest label e2e-debian): the real `bowline server` on the real
+# libvirtd (domain type qemu) with a real Debian 12 cloud image and Debian's own cloud-init
+# (scripts/build-debian-guest), driven only through the bowline CLI:
+#   - a user with an SSH key (user create, user add-key), a NAT template on an isolated libvirt
+#     network in 198.51.100.0/24 with `environment` and a `cloudInit` runcmd;
+#   - `space create --wait` as that user returns once cloud-init has finished;
+#   - the owner logs in over SSH with their key as their own username; the hostname is the
+#     template's; the environment variable is set in a login shell; the runcmd ran;
+#   - the QEMU guest agent answers guest-ping (pool claims rely on it);
+#   - pools (when the CLI has them): a pre-booted member claimed for the user lets the user in
+#     with their key, without a reboot.
+# Needs root, a running libvirtd (scripts/prepare-host), the packages of scripts/setup.
+# Everything it makes has a unique name (bwdeb-*) and is removed on exit, also on failure.
+# Prints the time of each phase and "N passed, M failed"; exit status 1 when a check failed.
+# Usage: debian_guest_test.sh BOWLINE_BINARY
+set -uo pipefail
+
+bowline=${1:?usage: debian_guest_test.sh BOWLINE_BINARY}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=lib/net.sh
+. "$here/lib/net.sh"
+
+VIRSH="virsh -c qemu:///system"
+READY_TIMEOUT=${READY_TIMEOUT:-900} # TCG on 2 cores: ~50 s idle, 10+ minutes while others compile
+passed=0
+failed=0
+tag=$(printf '%04x' $((RANDOM)))$(printf '%02x' $(($$ % 256)))
+prefix=bwdeb-$tag
+work=""
+images=""
+server_pid=""
+t_start=$(date +%s.%N)
+
+log() { echo "debian_guest_test: $*"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+pass() { passed=$((passed + 1)); log "ok: $*"; }
+fail() { failed=$((failed + 1)); log "FAIL: $*"; }
+# check WHAT COMMAND...: one assertion
+check() {
+  local what=$1
+  shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+  log "total $(since "$t_start") s"
+  echo "$passed passed, $failed failed"
+  [ "$failed" = 0 ] && [ "$passed" -gt 0 ]
+  exit $?
+}
+abort() { # a step that the rest depends on failed
+  fail "$*"
+  finish
+}
+
+cleanup() {
+  local d j
+  for j in $(jobs -p); do kill "$j" 2>/dev/null; done # a CLI still waiting
+  if [ -n "$server_pid" ]; then
+    kill "$server_pid" 2>/dev/null
+    wait "$server_pid" 2>/dev/null
+  fi
+  # whatever the server left (it is gone now): our domains all carry the prefix
+  for d in $($VIRSH list --all --name 2>/dev/null | grep "^$prefix-"); do
+    $VIRSH -q destroy "$d" >/dev/null 2>&1
+    $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1
+  done
+  net_cleanup
+  [ -n "$images" ] && rm -rf "$images"
+  [ -n "$work" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ "$(id -u)" = 0 ] || abort "needs root (libvirt system connection, networks, loop mounts)"
+for tool in virsh qemu-img ssh ssh-keygen iptables python3; do
+  command -v "$tool" >/dev/null || abort "missing $tool (scripts/setup installs it)"
+done
+[ -x "$bowline" ] || abort "no bowline binary at $bowline"
+$VIRSH -q list >/dev/null 2>&1 || "$root/scripts/prepare-host" >/dev/null
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/$prefix.XXXXXX") # private: keys, data dir, logs
+mkdir -p /var/lib/libvirt/images
+images=$(mktemp -d "/var/lib/libvirt/images/$prefix.XXXXXX") # libvirt-qemu reads it
+chmod 0755 "$images"
+mkdir -p "$images/cloud-images"
+
+# --- the Debian image (built once per version of the script, then cached) ---------------------
+t=$(now)
+"$root/scripts/build-debian-guest" "$images/cloud-images/debian-12.qcow2" >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; abort "scripts/build-debian-guest"; }
+grep -E 'up to date|in [0-9]+ s' "$work/build.log" | sed 's/^/  /'
+log "image ready in $(since "$t") s"
+
+# --- an isolated libvirt network (DHCP only) on a free /28 -------------------------------------
+subnet=""
+for n in $(seq 0 16 240); do
+  if net_preflight "198.51.100.$n/28" 2>/dev/null; then subnet=198.51.100.$n; break; fi
+done
+[ -n "$subnet" ] || abort "no free /28 in 198.51.100.0/24"
+base=${subnet##*.}
+net3=${subnet%.*}
+network=$prefix
+bridge=bwd$tag # at most 15 characters
+net_isolated_create "$network" "$bridge" "$net3.$((base + 1))/28" "$net3.$((base + 2))" \
+  "$net3.$((base + 14))" || abort "isolated network on $subnet/28"
+log "network $network on $subnet/28 (bridge $bridge)"
+
+# --- the real server: private data dir, its own images path, a free loopback port -------------
+"$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$images" \
+  --domain-type qemu --libvirt-uri qemu:///system >"$work/server.log" 2>&1 &
+server_pid=$!
+url=""
+for _ in $(seq 300); do
+  url=$(grep -oE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | head -n 1 | cut -d' ' -f3)
+  [ -n "$url" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$url" ] || { cat "$work/server.log"; abort "bowline server did not start"; }
+admin_token=$(cat "$work/data/admin.token")
+log "server at $url"
+export HOME=$work/home BOWLINE_SERVER=$url
+mkdir -p "$HOME"
+as_admin() { BOWLINE_TOKEN=$admin_token "$bowline" "$@"; }
+as_user() { BOWLINE_TOKEN=$user_token "$bowline" "$@"; }
+
+# --- a user with an SSH key -------------------------------------------------------------------
+user=dana
+ssh-keygen -q -t ed25519 -N '' -C "$user@bowline-e2e" -f "$work/id_ed25519" || abort "ssh-keygen"
+out=$(as_admin user create "$user" --email "$user@example.org") || abort "user create: $out"
+user_token=$(sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p' <<<"$out")
+[ -n "$user_token" ] || abort "user create printed no token: $out"
+as_user user add-key "$user" "$work/id_ed25519.pub" >/dev/null || abort "user add-key"
+check "the user has the key" \
+  grep -qF "$(cut -d' ' -f2 "$work/id_ed25519.pub")" <(as_admin user list -o json)
+
+# --- a NAT template with environment and a runcmd -----------------------------------------------
+hostname=deb-$tag
+greeting="hello from bowline's environment"
+cat >"$work/debian-nat.yaml" <<YAML
+name: $prefix-\${{ .space.name }}
+hostname: $hostname
+image: debian-12
+memory: 1G
+cpus: 2
+network:
+  mode: nat
+  bridge: $network
+environment:
+  - BWDEB_GREETING=$greeting
+cloudInit: |
+  #cloud-config
+  runcmd:
+    - [ sh, -c, 'echo "runcmd ran on \$(hostname) at uptime \$(cut -d" " -f1 /proc/uptime)" > /var/lib/bwdeb-runcmd' ]
+YAML
+as_admin template create "$work/debian-nat.yaml" >/dev/null || abort "template create"
+
+# POOL PART (1/2): the pool's member boots beside the space (two guests on two cores).
+pools=0
+# (`bowline pool --help` alone would print the main help and succeed on a bowline without it)
+if "$bowline" --help 2>/dev/null | grep -qE '^ +pool +'; then
+  pools=1
+  t_pool=$(now)
+  as_admin pool create warm --template debian-nat --size 1 >/dev/null || { pools=0; fail "pool create"; }
+else
+  log "skipped: pools (this bowline has no 'pool' verb yet)"
+fi
+
+# --- a space, created by its owner, waited for until cloud-init has finished ----------------
+t=$(now)
+# In the background and waited for: a TERM (ctest's timeout, ^C) then runs the cleanup at once.
+as_user space create debian-nat dev --wait --timeout "$READY_TIMEOUT" >"$work/create.out" 2>"$work/create.err" &
+if ! wait $!; then
+  cat "$work/create.out" "$work/create.err"
+  as_user space info dev
+  abort "space create --wait"
+fi
+boot_to_ready=$(since "$t")
+log "space create --wait: ready $boot_to_ready s after the request"
+info=$(as_user space info dev -o json) || abort "space info"
+field() { python3 -c 'import json,sys; v=json.load(sys.stdin)
+for k in sys.argv[1].split("."): v=v.get(k) if isinstance(v, dict) else None
+print("" if v is None else v)' "$1" <<<"$2"; }
+domain=$(field domain "$info")
+address=$(field info.address "$info")
+log "guest: $(field info.readiness.detail "$info")"
+check "space info: state running" [ "$(field state "$info")" = running ]
+check "space info: ready" [ "$(field info.readiness.ready "$info")" = True ]
+check "the domain carries the template's name ($domain)" [ "$domain" = "$prefix-dev" ]
+[ -n "$address" ] || abort "space info shows no address: $info"
+check "the address ($address) is on the test network" grep -q "^$net3\." <<<"$address"
+
+ssh_opts=(-i "$work/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
+  -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=20 -o BindInterface="$bridge")
+guest() { ssh "${ssh_opts[@]}" "$user@$address" "$@"; }
+# sshd is up before cloud-init's last stage; a retry covers a slow first key exchange
+for _ in 1 2 3; do guest true 2>"$work/ssh.err" && break; sleep 2; done
+
+check "the owner logs in with their key as $user" [ "$(guest id -un 2>>"$work/ssh.err")" = "$user" ]
+check "the hostname is the template's ($hostname)" [ "$(guest hostname 2>>"$work/ssh.err")" = "$hostname" ]
+check "the environment is set in a login shell" \
+  [ "$(guest "bash -lc 'printf %s \"\$BWDEB_GREETING\"'" 2>>"$work/ssh.err")" = "$greeting" ]
+check "the template's runcmd ran" \
+  grep -q "^runcmd ran on $hostname " <<<"$(guest cat /var/lib/bwdeb-runcmd 2>>"$work/ssh.err")"
+check "the owner has passwordless sudo" guest sudo -n true 2>>"$work/ssh.err"
+check "cloud-init reports done" grep -q 'status: done' <<<"$(guest cloud-init status 2>>"$work/ssh.err")"
+[ -s "$work/ssh.err" ] && sed 's/^/  ssh: /' "$work/ssh.err"
+agent_ping() { $VIRSH qemu-agent-command "$1" '{"execute":"guest-ping"}' 2>&1 | grep -q '"return"'; }
+check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
+
+# --- POOL PART (2/2): a claimed pre-booted member lets its new owner in without a reboot ------
+# The member is made before anyone owns it; the claim must hand it to $user (their user and
+# key, through the guest agent) with no reboot: the kernel's boot id stays the same.
+json_get() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+for k in sys.argv[1].split("."): d=d[int(k)] if isinstance(d, list) else d.get(k)
+print("" if d is None else d)' "$1"; }
+# COMMAND through the guest agent (guest-exec), prints its stdout
+agent_exec() {
+  local pid out
+  pid=$($VIRSH qemu-agent-command "$1" "{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"$2\",\"arg\":[\"$3\"],\"capture-output\":true}}" 2>/dev/null |
+    json_get return.pid) || return 1
+  [ -n "$pid" ] || return 1
+  for _ in $(seq 50); do
+    out=$($VIRSH qemu-agent-command "$1" "{\"execute\":\"guest-exec-status\",\"arguments\":{\"pid\":$pid}}" 2>/dev/null)
+    if [ "$(json_get return.exited <<<"$out")" = True ]; then
+      json_get return.out-data <<<"$out" | base64 -d
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+pool_refilled() { # CLAIMED_ID: the pool has a member that is not it, within a minute
+  local n
+  for _ in $(seq 60); do
+    n=$(as_admin pool info warm -o json | python3 -c 'import json,sys
+print(sum(m["id"] != sys.argv[1] for m in json.load(sys.stdin)["members"]))' "$1" 2>/dev/null)
+    [ "${n:-0}" -ge 1 ] && return 0
+    sleep 1
+  done
+  return 1
+}
+pool_case() {
+  local member="" member_id="" member_domain info_m boot_before boot_after claimed deadline t
+  deadline=$(($(date +%s) + READY_TIMEOUT))
+  # the member: running, and cloud-init finished
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    member_id=$(as_admin pool info warm -o json 2>/dev/null | json_get members.0.id 2>/dev/null)
+    if [ -n "$member_id" ]; then
+      info_m=$(as_admin space info "$member_id" -o json 2>/dev/null)
+      [ "$(field info.readiness.ready "$info_m")" = True ] && break
+      [ "$(field state "$info_m")" = error ] && break
+    fi
+    sleep 5
+  done
+  [ "$(field info.readiness.ready "$info_m")" = True ] ||
+    { as_admin pool info warm; [ -z "$member_id" ] || as_admin space info "$member_id"; fail "the pool's member became ready"; return; }
+  member_domain=$(field domain "$info_m")
+  member=$(field name "$info_m")
+  log "pool member $member ($member_domain) ready $(since "$t_pool") s after pool create"
+  check "the member has no owner's key yet" bash -c "! ssh ${ssh_opts[*]} $user@$(field info.address "$info_m") true 2>/dev/null"
+  boot_before=$(agent_exec "$member_domain" /bin/cat /proc/sys/kernel/random/boot_id)
+  [ -n "$boot_before" ] || { fail "boot id of the member through the guest agent"; return; }
+
+  t=$(now)
+  claimed=$(as_user pool claim warm --name mine -o json) || { fail "pool claim: $claimed"; return; }
+  log "claim answered in $(since "$t") s (method $(json_get method <<<"$claimed"))"
+  check "the claim was done in place by the guest agent" [ "$(json_get method <<<"$claimed")" = agent ]
+  info_m=$(as_user space info mine -o json) || { fail "space info mine"; return; }
+  check "the claimed space is $user's" [ "$(field owner "$info_m")" = "$user" ]
+  check "the claimed space is the member ($member_domain)" [ "$(field domain "$info_m")" = "$member_domain" ]
+  local addr
+  addr=$(field info.address "$info_m")
+  [ -n "$addr" ] || { fail "the claimed space has an address"; return; }
+  for _ in 1 2 3; do ssh "${ssh_opts[@]}" "$user@$addr" true 2>/dev/null && break; sleep 2; done
+  check "the new owner logs in with their key as $user" \
+    [ "$(ssh "${ssh_opts[@]}" "$user@$addr" id -un 2>>"$work/ssh.err")" = "$user" ]
+  boot_after=$(ssh "${ssh_opts[@]}" "$user@$addr" cat /proc/sys/kernel/random/boot_id 2>>"$work/ssh.err")
+  check "no reboot: the boot id is the one from before the claim" [ "$boot_after" = "$boot_before" ]
+  check "the pool refills (a member other than the claimed one)" pool_refilled "$(field id "$info_m")"
+  check "pool delete" as_admin pool delete warm >/dev/null
+  check "the claimed space survives its pool" [ "$(as_user space info mine -o json | json_get state)" = running ]
+  check "claimed space delete --wait" as_user space delete mine --wait >/dev/null
+}
+if [ "$pools" = 1 ]; then pool_case; fi
+
+# --- delete leaves no domain ------------------------------------------------------------------
+t=$(now)
+check "space delete --wait" as_user space delete dev --wait >/dev/null
+check "the domain is gone" bash -c "! $VIRSH -q dominfo '$domain' >/dev/null 2>&1"
+log "delete $(since "$t") s"
+finish
