@@ -20,6 +20,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_user_routes();
   add_template_routes();
   add_space_routes();
+  add_pool_routes();
   add_event_routes();
   add_node_routes();
 }

@@ -46,11 +46,13 @@ class Api {
   void add_space_routes();
   void add_event_routes();
   void add_node_routes();
+  void add_pool_routes();
 
   // The space with `id` when the caller may see it; HttpError 404 otherwise (also for a
   // space that exists but is another user's).
   store::Space visible_space(const Caller& caller, const std::string& id);
   nlohmann::json space_json_of(const store::Space& space);
+  nlohmann::json pool_json_of(const store::Pool& pool);
   nlohmann::json accepted_json(const std::string& space_id, std::int64_t operation);
   // The user named in the path when the caller is that user or an admin; 403 / 404 otherwise.
   store::User target_user(const Caller& caller, const std::string& username);

@@ -113,6 +113,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     engine_settings.node.resolvers = settings.resolvers;
     engine_settings.node.server_url = "http://" + settings.listen;
     engine_settings.stop_timeout = settings.stop_timeout;
+    engine_settings.reconcile_interval = settings.reconcile_interval;
     engine::Engine engine(store, hypervisor, images, disks, host, events, engine_settings);
     engine.start();  // subscribes to libvirt's events and reconciles
 

@@ -39,6 +39,8 @@ const std::vector<SettingKey>& setting_keys() {
        "kvm (hardware virtualisation) or qemu (emulation)"},
       {"server.stop_timeout", "--stop-timeout", "BOWLINE_STOP_TIMEOUT",
        "how long a stop waits for the guest before forcing it off (60, 90s, 2m)"},
+      {"server.reconcile_interval", "--reconcile-interval", "BOWLINE_RECONCILE_INTERVAL",
+       "how often the store is compared with libvirt (0: only at start-up)"},
       {"server.kvm.images_path", "--images-path", "BOWLINE_KVM_IMAGES_PATH",
        "one directory per space (disk, seed, console log)"},
       {"server.kvm.cloud_image_path", "--cloud-image-path", "BOWLINE_KVM_CLOUD_IMAGE_PATH",
@@ -166,7 +168,8 @@ fs::path resolve_path(const std::string& key, const Raw& raw, const fs::path& cw
   return p.lexically_normal();
 }
 
-std::chrono::seconds parse_duration(const std::string& key, const Raw& raw) {
+std::chrono::seconds parse_duration(const std::string& key, const Raw& raw,
+                                    bool zero_allowed = false) {
   const auto text = util::trim(raw.text(key));
   std::size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
@@ -179,7 +182,8 @@ std::chrono::seconds parse_duration(const std::string& key, const Raw& raw) {
     throw SettingsError(key + " (" + raw.where() + "): \"" + text +
                         "\" is not a duration such as 60, 90s or 2m");
   const auto seconds = std::stoll(text.substr(0, digits)) * factor;
-  if (seconds <= 0) throw SettingsError(key + " (" + raw.where() + "): must be more than 0");
+  if (seconds <= 0 && !zero_allowed)
+    throw SettingsError(key + " (" + raw.where() + "): must be more than 0");
   return std::chrono::seconds(seconds);
 }
 
@@ -269,6 +273,8 @@ ServerSettings resolve_settings(const SettingsInput& input) {
   }
   if (const auto* r = take("server.stop_timeout"))
     s.stop_timeout = parse_duration("server.stop_timeout", *r);
+  if (const auto* r = take("server.reconcile_interval"))
+    s.reconcile_interval = parse_duration("server.reconcile_interval", *r, true);
   if (const auto* r = take("server.kvm.images_path"))
     s.images_path = resolve_path("server.kvm.images_path", *r, input.cwd);
   if (const auto* r = take("server.kvm.cloud_image_path"))
@@ -303,6 +309,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.libvirt_uri", s.libvirt_uri},
       {"server.domain_type", plan::to_string(s.domain_type)},
       {"server.stop_timeout", std::to_string(s.stop_timeout.count()) + "s"},
+      {"server.reconcile_interval", std::to_string(s.reconcile_interval.count()) + "s"},
       {"server.kvm.images_path", s.images_path.string()},
       {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
       {"server.kvm.base_image_path", s.base_image_path.string()},

@@ -39,6 +39,7 @@ struct ServerSettings {
   std::string libvirt_uri = "qemu:///system";
   plan::DomainType domain_type = plan::DomainType::Kvm;
   std::chrono::seconds stop_timeout{60};
+  std::chrono::seconds reconcile_interval{60};
   std::filesystem::path images_path = "/var/lib/libvirt/images/bowline";
   std::filesystem::path cloud_image_path;  // default <images_path>/cloud-images
   std::filesystem::path base_image_path;   // default <images_path>/base
