@@ -1,5 +1,7 @@
 #include "api/spaces_list.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 
 namespace bowline::api {
@@ -45,6 +47,15 @@ void append_int(std::string& out, std::int64_t value) {
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
+  // Names, ids and states are plain ASCII: one append when nothing needs escaping.
+  if (std::all_of(text.begin(), text.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+      })) {
+    out.append(text);
+    out += '"';
+    return;
+  }
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
@@ -100,15 +111,18 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
       "s.error, s.id, s.ip, s.name, s.node, u.username, s.state, t.name, t.revision, "
       "s.updated_at FROM spaces s LEFT JOIN users u ON u.id = s.owner_id "
       "LEFT JOIN templates t ON t.id = s.template_id";
-  auto& db = store.db();
+  // Its own connection: the list neither waits for the engine's writes nor holds them up.
+  auto& db = store.reader();
   auto guard = db.lock();
   auto select = db.cached(std::string(kSql) + (owner_id ? " WHERE s.owner_id = ?" : "") +
                           // rowid is creation order too; ordering by created_at made SQLite
                           // walk an index and sort (3x slower at 10,000 spaces).
                           " ORDER BY s.rowid");
   if (owner_id) select->bind(1, *owner_id);
+  // About the size of the last answer, so a list of thousands is not copied as it grows.
+  static std::atomic<std::size_t> last_size{64 * 1024};
   std::string out = "[";
-  out.reserve(64 * 1024);
+  out.reserve(last_size.load(std::memory_order_relaxed) + 4096);
   bool first = true;
   while (select->step()) {
     const auto applied = select->column_int64(0);
@@ -120,30 +134,30 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
     out += ",\"createdAt\":";
     append_int(out, select->column_int64(1));
     out += ",\"desiredState\":";
-    append_json_string(out, select->column_text(2));
+    append_json_string(out, select->column_view(2));
     out += ",\"domain\":";
-    append_json_string(out, select->column_text(3));
+    append_json_string(out, select->column_view(3));
     out += ",\"error\":";
-    append_json_string(out, select->column_text(4));
+    append_json_string(out, select->column_view(4));
     out += ",\"id\":";
-    append_json_string(out, select->column_text(5));
+    append_json_string(out, select->column_view(5));
     out += ",\"ip\":";
     if (select->is_null(6))
       out += "null";
     else
-      append_json_string(out, select->column_text(6));
+      append_json_string(out, select->column_view(6));
     out += ",\"name\":";
-    append_json_string(out, select->column_text(7));
+    append_json_string(out, select->column_view(7));
     out += ",\"node\":";
-    append_json_string(out, select->column_text(8));
+    append_json_string(out, select->column_view(8));
     out += ",\"owner\":";
-    append_json_string(out, select->column_text(9));
+    append_json_string(out, select->column_view(9));
     out += ",\"redefinePending\":";
     out += applied != 0 && applied != revision ? "true" : "false";
     out += ",\"state\":";
-    append_json_string(out, select->column_text(10));
+    append_json_string(out, select->column_view(10));
     out += ",\"template\":";
-    append_json_string(out, select->column_text(11));
+    append_json_string(out, select->column_view(11));
     out += ",\"templateRevision\":";
     append_int(out, revision);
     out += ",\"updatedAt\":";
@@ -151,6 +165,7 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
     out += '}';
   }
   out += "]\n";
+  last_size.store(out.size(), std::memory_order_relaxed);
   return out;
 }
 

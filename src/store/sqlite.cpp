@@ -136,6 +136,13 @@ std::string Statement::column_text(int column) const {
                      static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
+std::string_view Statement::column_view(int column) const {
+  const auto* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return {};
+  return {reinterpret_cast<const char*>(text),
+          static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))};
+}
+
 std::optional<std::string> Statement::column_optional_text(int column) const {
   if (is_null(column)) return std::nullopt;
   return column_text(column);
@@ -172,6 +179,7 @@ Db::Db(const std::filesystem::path& file, Options options) : file_(file) {
       throw SqliteError("set journal_mode=WAL on " + file.string(), SQLITE_ERROR,
                         "the database stayed in journal mode '" + mode + "'");
     exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL");
+    if (options.query_only) exec("PRAGMA query_only=ON");
   } catch (...) {
     sqlite3_close_v2(handle_);
     throw;

@@ -72,6 +72,8 @@ class Statement {
   bool column_bool(int column) const { return column_int64(column) != 0; }
   double column_double(int column) const;
   std::string column_text(int column) const;  // NULL reads as ""
+  // The text without a copy: valid until the next step(), reset() or column call on it.
+  std::string_view column_view(int column) const;
   std::optional<std::string> column_optional_text(int column) const;
   std::optional<std::int64_t> column_optional_int64(int column) const;
 
@@ -109,6 +111,7 @@ class Db {
  public:
   struct Options {
     std::chrono::milliseconds busy_timeout{10'000};
+    bool query_only = false;  // refuse every write on this connection (PRAGMA query_only)
   };
 
   // Opens (creating when missing) the database file and sets journal_mode=WAL,

@@ -15,6 +15,9 @@ Db::Options db_options(const Store::Options& options) {
 Store::Store(const std::filesystem::path& file, const util::Clock& clock, Options options)
     : clock_(clock), db_(file, db_options(options)) {
   migrate(db_);
+  auto reader_options = db_options(options);
+  reader_options.query_only = true;
+  reader_ = std::make_unique<Db>(file, reader_options);
 }
 
 }  // namespace bowline::store

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 
 #include "store/leases.hpp"
 #include "store/migrations.hpp"
@@ -58,11 +59,17 @@ class Store {
   EventRepository& events() { return events_; }
 
   Db& db() { return db_; }
+  // A second connection, for long reads (the list of every space): in WAL mode it neither
+  // waits for a writer on db() nor makes one wait, so a big list is not queued behind the
+  // engine's writes and does not hold them up. It sees committed data only, never what an
+  // open transaction on db() has written so far. Read-only.
+  Db& reader() { return *reader_; }
   const util::Clock& clock() const { return clock_; }
 
  private:
   const util::Clock& clock_;
   Db db_;
+  std::unique_ptr<Db> reader_;  // opened once the schema is migrated
   UserRepository users_{db_, clock_};
   TokenRepository tokens_{db_, clock_};
   SessionRepository sessions_{db_, clock_};
