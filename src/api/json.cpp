@@ -1,5 +1,7 @@
 #include "api/json.hpp"
 
+#include "spec/loader.hpp"
+
 namespace bowline::api {
 
 namespace {
@@ -35,6 +37,10 @@ nlohmann::json template_json(const store::Template& tmpl, bool with_yaml) {
                         {"createdAt", tmpl.created_at},
                         {"updatedAt", tmpl.updated_at}};
   if (with_yaml) out["yaml"] = tmpl.yaml;
+  // The switches the web UI's space menu needs (VM Display, VM Console).
+  const auto loaded = spec::load_spec(tmpl.yaml, nullptr);
+  out["display"] = loaded.spec && loaded.spec->display;
+  out["console"] = loaded.spec && loaded.spec->console;
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "api/api.hpp"
 #include "api/auth.hpp"
 #include "api/http_server.hpp"
+#include "api/routes_static.hpp"
 #include "engine/engine.hpp"
 #include "engine/node_check.hpp"
 #include "image/cache.hpp"
@@ -138,7 +139,10 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     HttpServerOptions server_options;
     server_options.address = address;
     server_options.port = port;
-    HttpServer server(server_options, [&api](Request& request) { return api.handle(request); });
+    const StaticFiles web(settings.web_root);
+    HttpServer server(server_options, [&api, &web](Request& request) {
+      return StaticFiles::handles(request.path) ? web.handle(request) : api.handle(request);
+    });
     server.start();
     out << "bowline server listening on http://"
         << (address.find(':') != std::string::npos ? "[" + address + "]" : address) << ":"

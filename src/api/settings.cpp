@@ -12,6 +12,10 @@
 
 extern char** environ;
 
+#ifndef BOWLINE_WEB_ROOT_DEFAULT
+#define BOWLINE_WEB_ROOT_DEFAULT "/usr/share/bowline/web"
+#endif
+
 namespace bowline::api {
 
 namespace fs = std::filesystem;
@@ -49,6 +53,8 @@ const std::vector<SettingKey>& setting_keys() {
        "where downloaded images are cached"},
       {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
        "DNS servers for bridged guests (comma-separated)"},
+      {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
+       "the web UI's files (ui/ and node_modules/ from npm ci)"},
   };
   return keys;
 }
@@ -297,6 +303,10 @@ ServerSettings resolve_settings(const SettingsInput& input) {
                             "\" is not an IP address");
     s.resolvers = std::move(list);
   }
+  if (const auto* r = take("server.web_root"))
+    s.web_root = resolve_path("server.web_root", *r, input.cwd);
+  else
+    s.web_root = BOWLINE_WEB_ROOT_DEFAULT;
   return s;
 }
 
@@ -314,6 +324,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
       {"server.kvm.base_image_path", s.base_image_path.string()},
       {"server.kvm.resolvers", resolvers},
+      {"server.web_root", s.web_root.string()},
   };
   std::size_t key_width = 0, value_width = 0;
   for (const auto& [key, value] : values) {

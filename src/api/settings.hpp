@@ -44,6 +44,9 @@ struct ServerSettings {
   std::filesystem::path cloud_image_path;  // default <images_path>/cloud-images
   std::filesystem::path base_image_path;   // default <images_path>/base
   std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
+  // The web UI's files (ui/ and node_modules/); default: the source tree's web/, set at build
+  // time, so that a server started from the build directory serves the UI.
+  std::filesystem::path web_root;
 
   std::optional<std::filesystem::path> config_file;  // the file read, if any
   std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""

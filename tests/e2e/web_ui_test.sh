@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The web UI in a real browser: Debian's Chromium driven by playwright-core (web/tests/e2e.mjs)
+# against a real `bowline server` (private data dir, domain type qemu, a free loopback port)
+# and a real tiny guest on a host-only bridge in 198.51.100.0/24. This script makes the guest
+# image, the bridge, the server and the users (with the CLI); the browser part logs in,
+# creates a space and watches it reach running, opens VM Display and VM Console, and checks
+# that a user without the permissions gets neither. Screenshots go to SCREENSHOT_DIR.
+# The server and the browser run in a network namespace of their own with only loopback: the
+# browser cannot reach anything outside, and other tests' bridges coming and going do not make
+# Chromium abort its requests (ERR_NETWORK_CHANGED). The server still sees the host's bridges
+# (sysfs) and reaches libvirtd over its socket; the guests live in the host's namespace.
+# Usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR
+# Prints "N passed, M failed"; exit status 1 when a case failed. Everything it makes is
+# removed on exit, also on failure.
+set -uo pipefail
+
+log() { echo "web_ui_test: $*"; }
+work=""
+server_pid=""
+
+# The part inside the network namespace: server, users, template, browser.
+inner() {
+  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 port="" status
+  local root
+  root=$(cd "$(dirname "$0")/../.." && pwd)
+  work=$3
+  trap '[ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid"' EXIT
+  ip link set lo up || { log "FAIL: loopback in the test's network namespace"; return 1; }
+  "$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$work/images" \
+    --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" \
+    >"$work/server.log" 2>&1 &
+  server_pid=$!
+  port=""
+  for _ in $(seq 1 120); do
+    port=$(grep -aoE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -oE '[0-9]+$')
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || ifail "the server exited"
+    sleep 0.5
+  done
+  [ -n "$port" ] || ifail "the server did not start listening"
+  export BOWLINE_SERVER=http://127.0.0.1:$port
+  BOWLINE_TOKEN=$(cat "$work/data/admin.token") || ifail "no admin.token"
+  export BOWLINE_TOKEN
+  log "server on $BOWLINE_SERVER"
+
+  local alice_password=alice-$prefix-pw bob_password=bob-$prefix-pw
+  "$bowline" user create alice --password "$alice_password" --service-password "svc-$prefix" \
+    --permission use-vnc --permission use-web-terminal >/dev/null || ifail "user create alice"
+  "$bowline" user create bob --password "$bob_password" >/dev/null || ifail "user create bob"
+  "$bowline" template create "$work/template.yaml" --name "$prefix" >/dev/null || ifail "template create"
+
+  BASE_URL=$BOWLINE_SERVER TEMPLATE=$prefix SCREENSHOT_DIR=$shots CHOSEN_IP=$chosen_ip \
+    ALICE_PASSWORD=$alice_password BOB_PASSWORD=$bob_password ADMIN_TOKEN=$BOWLINE_TOKEN \
+    node "$root/web/tests/e2e.mjs"
+  status=$?
+  return $status
+}
+ifail() {
+  log "FAIL: $*"
+  [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
+  echo "0 passed, 1 failed"
+  exit 1
+}
+if [ "${1:-}" = --inner ]; then
+  shift
+  inner "$@"
+  exit $?
+fi
+
+bowline=${1:?usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR}
+shots=${2:?usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=lib/net.sh
+. "$here/lib/net.sh"
+
+tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
+prefix=bwwebf$tag
+
+cleanup() {
+  local d
+  for d in $($VIRSH list --all --name 2>/dev/null | grep "^$prefix" || true); do
+    $VIRSH -q destroy "$d" >/dev/null 2>&1 || true
+    $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
+  done
+  net_cleanup
+  [ -n "$work" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail() {
+  log "FAIL: $*"
+  [ -n "$work" ] && [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+
+[ "$(id -u)" = 0 ] || fail "needs root (libvirt system connection, bridges)"
+[ -x /usr/bin/chromium ] || fail "no /usr/bin/chromium (scripts/setup installs it)"
+command -v node >/dev/null || fail "no node (scripts/setup installs nodejs)"
+[ -d "$root/web/node_modules/playwright-core" ] || fail "no web/node_modules (scripts/setup runs npm ci in web/)"
+$VIRSH -q list >/dev/null 2>&1 || "$root/scripts/prepare-host" >/dev/null
+
+mkdir -p /var/lib/libvirt/images
+work=$(mktemp -d "/var/lib/libvirt/images/$prefix.XXXXXX") # readable by libvirt-qemu
+chmod 0755 "$work"
+mkdir -p "$work/images/cloud-images" "$shots"
+"$root/scripts/build-test-guest" "$work/images/cloud-images/tiny.qcow2" >"$work/guest.log" 2>&1 ||
+  { cat "$work/guest.log"; fail "scripts/build-test-guest"; }
+
+# A free /28 of 198.51.100.0/24 (other tests may hold some).
+subnet=""
+for n in $(seq 0 16 240); do
+  if net_preflight "198.51.100.$n/28" 2>/dev/null; then subnet=198.51.100.$n; break; fi
+done
+[ -n "$subnet" ] || fail "no free /28 in 198.51.100.0/24"
+net_prefix=${subnet%.*}
+base=${subnet##*.}
+bridge=bwf-$tag
+net_bridge_create "$bridge" "$net_prefix.$((base + 1))/28" || fail "bridge $bridge"
+log "bridge $bridge on $subnet/28"
+
+cat >"$work/template.yaml" <<YAML
+name: $prefix-\${{ .user.username }}-\${{ .space.name }}
+hostname: \${{ toLower .space.name }}
+image: tiny
+memory: 256M
+cpus: 1
+network:
+  mode: bridged
+  bridge: $bridge
+  cidr: $subnet/28
+  ip_range_start: $net_prefix.$((base + 4))
+  ip_range_end: $net_prefix.$((base + 12))
+display: true
+console: true
+YAML
+
+unshare --net -- bash "$0" --inner "$bowline" "$shots" "$work" "$prefix" "$net_prefix.$((base + 1))" \
+  "$net_prefix.$((base + 10))"
+status=$?
+[ $status = 0 ] || tail -n 40 "$work/server.log" | sed 's/^/  server: /'
+exit $status

@@ -1,0 +1,94 @@
+// The web UI's shell: the session, the navigation and the page for the current hash route.
+import { html, render, useState, useEffect, useRef, useRoute, isAdmin, go } from "/ui/lib.js";
+import * as api from "/ui/api.js";
+import { SpacesPage, SpaceDetail, startSpaceStore } from "/ui/spaces.js";
+import { TemplatesPage, TemplateEditor } from "/ui/templates.js";
+import { UsersPage } from "/ui/users.js";
+import { PoolsPage } from "/ui/pools.js";
+import { DisplayPage } from "/ui/display.js";
+import { ConsolePage } from "/ui/console.js";
+
+function Login({ onLogin }) {
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const first = useRef(null);
+  useEffect(() => { first.current && first.current.focus(); }, []);
+  const submit = async (e) => {
+    e.preventDefault();
+    const form = e.target;
+    setBusy(true);
+    setError("");
+    try {
+      onLogin(await api.login(form.username.value, form.password.value));
+    } catch (err) {
+      setError(err.message);
+      form.password.select();
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`
+    <main class="login">
+      <h1>bowline</h1>
+      <form onSubmit=${submit} aria-label="Log in">
+        <label>Username <input name="username" autocomplete="username" required ref=${first} /></label>
+        <label>Password <input name="password" type="password" autocomplete="current-password" required /></label>
+        ${error && html`<p class="error" role="alert">${error}</p>`}
+        <button type="submit" disabled=${busy}>Log in</button>
+      </form>
+    </main>`;
+}
+
+function Nav({ user, page, onLogout }) {
+  const link = (path, label, key) => html`
+    <a href="#/${path}" class=${page === path ? "current" : ""} aria-current=${page === path ? "page" : null}
+       accesskey=${key}>${label}</a>`;
+  return html`
+    <header class="top">
+      <span class="brand">bowline</span>
+      <nav>
+        ${link("spaces", "Spaces", "s")}
+        ${link("templates", "Templates", "t")}
+        ${link("pools", "Pools", "p")}
+        ${isAdmin(user) && link("users", "Users", "u")}
+      </nav>
+      <span class="who">${user.username}
+        <button class="link" onClick=${onLogout}>Log out</button></span>
+    </header>`;
+}
+
+function Shell({ session, setSession }) {
+  const parts = useRoute();
+  const user = session.user;
+  useEffect(() => startSpaceStore(user), []);
+  const logout = async () => { await api.logout().catch(() => {}); setSession(null); go(""); };
+  const [page = "spaces", id, sub] = parts;
+
+  // The viewers take the whole window (they are opened as their own windows).
+  if (page === "spaces" && id && sub === "display") return html`<${DisplayPage} id=${id} user=${user} />`;
+  if (page === "spaces" && id && sub === "console") return html`<${ConsolePage} id=${id} user=${user} />`;
+
+  let body;
+  if (page === "spaces" && id) body = html`<${SpaceDetail} id=${id} user=${user} />`;
+  else if (page === "templates" && id) body = html`<${TemplateEditor} name=${id} user=${user} />`;
+  else if (page === "templates") body = html`<${TemplatesPage} user=${user} />`;
+  else if (page === "pools") body = html`<${PoolsPage} user=${user} />`;
+  else if (page === "users") body = html`<${UsersPage} user=${user} />`;
+  else body = html`<${SpacesPage} user=${user} />`;
+  return html`
+    <${Nav} user=${user} page=${page} onLogout=${logout} />
+    <main id="main">${body}</main>`;
+}
+
+function App() {
+  const [session, setSession] = useState(undefined);  // undefined: asking; null: logged out
+  useEffect(() => {
+    api.setUnauthorizedHandler(() => setSession(null));
+    api.currentSession().then(setSession, () => setSession(null));
+  }, []);
+  if (session === undefined) return html`<p class="loading">Loading…</p>`;
+  if (!session) return html`<${Login} onLogin=${setSession} />`;
+  return html`<${Shell} session=${session} setSession=${setSession} />`;
+}
+
+render(html`<${App} />`, document.getElementById("app"));

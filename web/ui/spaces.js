@@ -1,0 +1,283 @@
+// Spaces: a live list fed by the event stream (no reloading), creating a space from a
+// template, the lifecycle actions with their progress, and a space's page with its menu.
+import { html, useState, useEffect, go, hasPermission, isAdmin, when, useTitle } from "/ui/lib.js";
+import * as api from "/ui/api.js";
+
+// ---- the store: every visible space, the running operations, kept current by events ------
+
+const spaces = new Map();      // id -> space
+const operations = new Map();  // space id -> {kind, step, progress}
+const listeners = new Set();
+let connected = false;
+let admin = false;
+
+function emit() { for (const l of listeners) l(); }
+
+async function refreshAll() {
+  try {
+    const list = await api.get(admin ? "/spaces?all=1" : "/spaces");
+    spaces.clear();
+    for (const s of list) spaces.set(s.id, s);
+    emit();
+  } catch (e) { console.error("spaces", e); }
+}
+
+async function refreshOne(id) {
+  try {
+    spaces.set(id, { ...spaces.get(id), ...(await api.get(`/spaces/${id}`)) });
+  } catch (e) {
+    if (e.status === 404) spaces.delete(id);
+  }
+  emit();
+}
+
+function onEvent(event) {
+  const id = event.spaceId;
+  if (!id) return;
+  const p = event.payload || {};
+  switch (event.kind) {
+    case "space.deleted":
+      spaces.delete(id);
+      operations.delete(id);
+      emit();
+      return;
+    case "space.state": {
+      const s = spaces.get(id);
+      if (s) spaces.set(id, { ...s, state: p.state, error: p.error || "" });
+      emit();
+      break;
+    }
+    case "operation.started":
+      operations.set(id, { kind: p.kind, step: "starting", progress: 0 });
+      emit();
+      break;
+    case "operation.progress":
+      operations.set(id, { ...operations.get(id), step: p.step, progress: p.progress });
+      emit();
+      return;
+    case "operation.succeeded":
+    case "operation.failed":
+      operations.delete(id);
+      emit();
+      break;
+  }
+  refreshOne(id);  // the rest of the space (desired state, address, error, revision)
+}
+
+// Starts listening (once per page); returns the function that stops.
+export function startSpaceStore(user) {
+  admin = isAdmin(user);
+  refreshAll();
+  const stop = api.subscribe(onEvent, (up) => {
+    const was = connected;
+    connected = up;
+    if (up && !was) refreshAll();  // whatever happened while we were away
+    emit();
+  });
+  return () => { stop(); connected = false; };
+}
+
+export function useSpaces() {
+  const [, tick] = useState(0);
+  useEffect(() => {
+    const l = () => tick((n) => n + 1);
+    listeners.add(l);
+    return () => listeners.delete(l);
+  }, []);
+  return { spaces: [...spaces.values()], operations, connected, get: (id) => spaces.get(id) };
+}
+
+export function useTemplates() {
+  const [templates, setTemplates] = useState(null);
+  useEffect(() => { api.get("/templates").then(setTemplates, () => setTemplates([])); }, []);
+  return templates;
+}
+
+// ---- actions ------------------------------------------------------------------------------
+
+async function act(space, action) {
+  if (action === "delete") {
+    if (!confirm(`Delete the space ${space.name} and its disk?`)) return;
+    const r = await api.del(`/spaces/${space.id}`);
+    if (r && r.operation) operations.set(space.id, { kind: "delete", step: "queued", progress: 0 });
+  } else {
+    const r = await api.post(`/spaces/${space.id}/${action}`);
+    if (r && r.operation) operations.set(space.id, { kind: action, step: "queued", progress: 0 });
+  }
+  emit();
+}
+
+function Actions({ space, onError }) {
+  const run = (action) => act(space, action).catch((e) => onError(`${action} ${space.name}: ${e.message}`));
+  const busy = ["pending", "creating", "deleting"].includes(space.state);
+  const running = space.state === "running" || space.state === "starting";
+  return html`
+    <span class="actions">
+      <button onClick=${() => run("start")} disabled=${busy || running}>Start</button>
+      <button onClick=${() => run("stop")} disabled=${busy || !running}>Stop</button>
+      <button onClick=${() => run("restart")} disabled=${busy || !running}>Restart</button>
+      <button class="danger" onClick=${() => run("delete")} disabled=${space.state === "deleting"}>Delete</button>
+    </span>`;
+}
+
+function Progress({ op }) {
+  if (!op) return null;
+  return html`
+    <span class="progress" role="status">
+      <progress max="100" value=${op.progress || 0}></progress>
+      <span>${op.kind} · ${op.step || ""} ${op.progress != null ? `${op.progress}%` : ""}</span>
+    </span>`;
+}
+
+function State({ space }) {
+  const moving = space.desiredState && space.desiredState !== space.state;
+  return html`<span class="state state-${space.state}" data-state=${space.state}>${space.state}${
+    moving ? html` <small>→ ${space.desiredState}</small>` : ""}</span>`;
+}
+
+// ---- the list and the create form -----------------------------------------------------------
+
+function CreateForm({ user, onDone }) {
+  const templates = useTemplates();
+  const [ipMode, setIpMode] = useState("auto");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    const f = e.target;
+    const body = { template: f.template.value, name: f.name.value.trim(), start: f.start.checked };
+    if (ipMode === "chosen") body.ip = f.ip.value.trim();
+    if (isAdmin(user) && f.owner.value.trim()) body.owner = f.owner.value.trim();
+    setBusy(true);
+    setError("");
+    try {
+      const r = await api.post("/spaces", body);
+      if (r.space) { spaces.set(r.space.id, r.space); }
+      if (r.operation) operations.set(r.space.id, { kind: "create", step: "queued", progress: 0 });
+      emit();
+      onDone();
+    } catch (err) {
+      setError(err.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (templates === null) return html`<p>Loading templates…</p>`;
+  if (!templates.length) return html`<p>There are no templates yet${isAdmin(user) ? html` — <a href="#/templates/new">write one</a>` : ""}.</p>`;
+  return html`
+    <form class="create" onSubmit=${submit} aria-label="New space">
+      <label>Template
+        <select name="template" required>
+          ${templates.map((t) => html`<option value=${t.name}>${t.name}</option>`)}
+        </select></label>
+      <label>Name <input name="name" required autofocus /></label>
+      <fieldset>
+        <legend>IP address (bridged templates)</legend>
+        <label><input type="radio" name="ipmode" checked=${ipMode === "auto"} onChange=${() => setIpMode("auto")} /> picked automatically</label>
+        <label><input type="radio" name="ipmode" checked=${ipMode === "chosen"} onChange=${() => setIpMode("chosen")} /> chosen:</label>
+        <input name="ip" placeholder="198.51.100.20" disabled=${ipMode !== "chosen"} required=${ipMode === "chosen"} aria-label="IP address" />
+      </fieldset>
+      ${isAdmin(user) && html`<label>Owner <input name="owner" placeholder=${user.username} /></label>`}
+      <label class="inline"><input type="checkbox" name="start" checked /> start it</label>
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+      <div class="buttons">
+        <button type="submit" disabled=${busy}>Create</button>
+        <button type="button" onClick=${onDone}>Cancel</button>
+      </div>
+    </form>`;
+}
+
+export function SpacesPage({ user }) {
+  useTitle("Spaces");
+  const { spaces: list, operations: ops, connected } = useSpaces();
+  const [creating, setCreating] = useState(false);
+  const [error, setError] = useState("");
+  const sorted = [...list].sort((a, b) => a.name.localeCompare(b.name));
+  return html`
+    <section>
+      <div class="bar">
+        <h1>Spaces</h1>
+        <span class=${connected ? "live on" : "live off"} title="the event stream">${connected ? "live" : "reconnecting…"}</span>
+        ${!creating && html`<button onClick=${() => setCreating(true)} accesskey="n">New space</button>`}
+      </div>
+      ${creating && html`<${CreateForm} user=${user} onDone=${() => setCreating(false)} />`}
+      ${error && html`<p class="error" role="alert">${error} <button class="link" onClick=${() => setError("")}>dismiss</button></p>`}
+      ${sorted.length === 0 ? html`<p>No spaces yet.</p>` : html`
+      <table class="spaces">
+        <thead><tr><th>Name</th><th>State</th><th>IP</th><th>Node</th><th>Template</th>
+          ${isAdmin(user) && html`<th>Owner</th>`}<th>Progress / error</th><th>Actions</th></tr></thead>
+        <tbody>
+          ${sorted.map((s) => html`
+            <tr data-space=${s.name} key=${s.id}>
+              <td><a href="#/spaces/${s.id}">${s.name}</a></td>
+              <td><${State} space=${s} /></td>
+              <td class="ip">${s.ip || ""}</td>
+              <td>${s.node || ""}</td>
+              <td>${s.template}</td>
+              ${isAdmin(user) && html`<td>${s.owner || ""}</td>`}
+              <td>${ops.get(s.id) ? html`<${Progress} op=${ops.get(s.id)} />` : s.error && html`<span class="error">${s.error}</span>`}</td>
+              <td><${Actions} space=${s} onError=${setError} /></td>
+            </tr>`)}
+        </tbody>
+      </table>`}
+    </section>`;
+}
+
+// ---- one space ------------------------------------------------------------------------------
+
+function openViewer(id, kind) {
+  // Its own window: the display resizes it to the guest's resolution.
+  const features = kind === "display" ? "popup,width=1040,height=840" : "popup,width=900,height=600";
+  const w = open(`#/spaces/${encodeURIComponent(id)}/${kind}`, `bowline-${kind}-${id}`, features);
+  if (!w) go(`spaces/${encodeURIComponent(id)}/${kind}`);  // popups blocked: this window
+}
+
+export function SpaceDetail({ id, user }) {
+  const { get, operations: ops } = useSpaces();
+  const listed = get(id);
+  const [detail, setDetail] = useState(null);
+  const [missing, setMissing] = useState(false);
+  const [templates, setTemplates] = useState([]);
+  const [error, setError] = useState("");
+  useTitle(listed ? listed.name : "Space");
+  useEffect(() => { api.get("/templates").then(setTemplates, () => {}); }, []);
+  // The full record (with info) again whenever the list's copy changes.
+  useEffect(() => {
+    api.get(`/spaces/${id}`).then(setDetail, (e) => { if (e.status === 404) setMissing(true); });
+  }, [id, listed && listed.updatedAt, listed && listed.state]);
+  if (missing) return html`<p>No such space. <a href="#/spaces">Back to the spaces</a></p>`;
+  const space = { ...(detail || {}), ...(listed || {}) };
+  if (!space.id) return html`<p class="loading">Loading…</p>`;
+  const tmpl = templates.find((t) => t.name === space.template) || {};
+  const display = tmpl.display && hasPermission(user, "use-vnc");
+  const console_ = tmpl.console && hasPermission(user, "use-web-terminal");
+  const info = (detail && detail.info) || {};
+  const readiness = info.readiness || {};
+  return html`
+    <section class="space">
+      <div class="bar">
+        <h1>${space.name}</h1>
+        <${State} space=${space} />
+      </div>
+      <nav class="menu" aria-label="Space menu">
+        <${Actions} space=${space} onError=${setError} />
+        ${display && html`<button class="open-viewer" data-menu="display" onClick=${() => openViewer(space.id, "display")}>VM Display</button>`}
+        ${console_ && html`<button class="open-viewer" data-menu="console" onClick=${() => openViewer(space.id, "console")}>VM Console</button>`}
+      </nav>
+      <${Progress} op=${ops.get(space.id)} />
+      ${error && html`<p class="error" role="alert">${error}</p>`}
+      ${space.error && html`<p class="error">${space.error}</p>`}
+      <dl class="facts">
+        <dt>IP</dt><dd class="ip">${space.ip || info.address || "—"}</dd>
+        <dt>Node</dt><dd>${space.node || "—"}</dd>
+        <dt>Template</dt><dd><a href="#/templates/${space.template}">${space.template}</a> (revision ${space.appliedRevision || "—"} of ${space.templateRevision})${space.redefinePending ? " · the new revision applies at the next start" : ""}</dd>
+        <dt>Owner</dt><dd>${space.owner}</dd>
+        <dt>Domain</dt><dd>${space.domain}</dd>
+        <dt>Readiness</dt><dd>${readiness.ready ? "ready" : readiness.failed ? "failed" : readiness.booted ? "booted" : "not booted"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>
+        <dt>Created</dt><dd>${when(space.createdAt)}</dd>
+      </dl>
+      ${info.consoleTail && info.consoleTail.length > 0 && html`
+        <h2>Console (last lines)</h2>
+        <pre class="tail">${info.consoleTail.join("\n")}</pre>`}
+    </section>`;
+}
