@@ -1,12 +1,12 @@
 #include "engine/engine.hpp"
 
-#include <openssl/rand.h>
 #include <filesystem>
 #include <fstream>
 
 #include <vector>
 
 #include "engine/devices.hpp"
+#include "engine/identifiers.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
 #include "spec/loader.hpp"
@@ -19,32 +19,6 @@ using store::SpaceState;
 
 namespace {
 
-// UUIDs and VNC passwords come from the system's CSPRNG: a guessable VNC password would let
-// any local user onto the display.
-std::string random_hex(std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::vector<unsigned char> bytes(n);
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
-    throw std::runtime_error("no randomness available (RAND_bytes failed)");
-  std::string out;
-  for (auto b : bytes) out += kHex[b & 15];
-  return out;
-}
-
-std::string random_uuid() {
-  auto h = random_hex(32);
-  h[12] = '4';
-  h[16] = "89ab"[h[16] % 4];
-  return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) +
-         "-" + h.substr(20, 12);
-}
-
-// A space's name is part of its domain name and host name: keep it DNS-safe.
-void check_space_name(const std::string& name) {
-  if (auto problem = spec::check_dns_label(name); !problem.empty())
-    throw EngineError(EngineError::Kind::Invalid, "space name: " + problem);
-}
-
 // The network key under which a bridged template's addresses are leased: one address space
 // per bridge and subnet, shared by every template on it.
 std::string network_key(const spec::Network& n) {
@@ -53,12 +27,49 @@ std::string network_key(const spec::Network& n) {
 
 }  // namespace
 
-struct Engine::Loaded {
-  store::Space space;
-  store::Template tmpl;
-  store::User owner;
-  spec::Spec spec;
-};
+
+namespace {
+
+// An unclaimed pool member has no owner: its guest user is "pool" until someone claims it.
+plan::User user_of(const store::Space& space, const store::User& owner) {
+  if (!space.owner_id) return plan::User{"pool", "", "", "", std::nullopt, {}};
+  return plan::User{owner.username,         owner.email,   owner.timezone, std::to_string(owner.id),
+                    owner.service_password, owner.ssh_keys};
+}
+
+plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl) {
+  plan::SpaceFacts facts;
+  facts.id = space.id;
+  facts.name = space.name;
+  if (space.ip) facts.ip = spec::Ipv4Address::parse(*space.ip);
+  facts.uuid = space.uuid;
+  facts.vnc_password = space.vnc_password;
+  facts.template_name = tmpl.name;
+  facts.template_id = std::to_string(tmpl.id);
+  return facts;
+}
+
+}  // namespace
+
+// Rewrites the seed only when its bytes change (a rename: a booting guest never sees half).
+void write_seed(const plan::Plan& plan) {
+  const auto iso = guest::seed_iso(plan);
+  std::string current;
+  if (std::ifstream in{plan.seed_iso, std::ios::binary})
+    current.assign(std::istreambuf_iterator<char>(in), {});
+  if (current == iso) return;
+  const auto tmp = plan.seed_iso + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out.write(iso.data(), static_cast<std::streamsize>(iso.size()));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + tmp);
+  fs::rename(tmp, plan.seed_iso);
+}
+
+plan::Plan Engine::plan_for(const Loaded& l) {
+  return plan::make_plan(l.spec, user_of(l.space, l.owner), facts_of(l.space, l.tmpl),
+                         settings_.node);
+}
 
 Engine::Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::ImageCache& images,
                image::Disks& disks, const HostProbe& host, EventBus& events,
@@ -74,6 +85,12 @@ Engine::Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::Imag
 
 Engine::~Engine() {
   subscription_.reset();
+  {
+    std::lock_guard lock(audit_mutex_);
+    audit_stop_ = true;
+  }
+  audit_wake_.notify_all();
+  if (auditor_.joinable()) auditor_.join();
   executor_.drain();
 }
 
@@ -81,6 +98,21 @@ void Engine::start() {
   subscription_ =
       hypervisor_.subscribe([this](const libvirt::LifecycleEvent& e) { on_lifecycle(e); });
   reconcile();
+  if (settings_.reconcile_interval.count() > 0) auditor_ = std::thread([this] { audit_loop(); });
+}
+
+void Engine::audit_loop() {
+  std::unique_lock lock(audit_mutex_);
+  while (
+      !audit_wake_.wait_for(lock, settings_.reconcile_interval, [this] { return audit_stop_; })) {
+    lock.unlock();
+    try {
+      audit();
+    } catch (const std::exception& e) {
+      events_.publish("reconcile.error", std::nullopt, {{"error", e.what()}});
+    }
+    lock.lock();
+  }
 }
 
 void Engine::wait_idle() {
@@ -143,6 +175,9 @@ spec::Spec Engine::space_spec(const store::Space& space) {
       if (d.severity == spec::Severity::Error) message += " " + spec::format(d, tmpl->name);
     throw EngineError(EngineError::Kind::Invalid, message);
   }
+  // A domain keeps the name it was made with: a template whose name changed, or a pool member
+  // claimed under a new name, is the same domain (its disk, NVRAM and console are there).
+  if (!space.domain_name.empty()) result.spec->name = space.domain_name;
   return *result.spec;
 }
 
@@ -189,14 +224,23 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
   if (store_.spaces().find_by_name(owner->id, request.name))
     throw EngineError(EngineError::Kind::Conflict,
                       owner->username + " already has a space named " + request.name);
+  return make_space(owner, std::nullopt, *tmpl, request.name, request.ip, request.start);
+}
 
+// One space for an owner, or an unowned member of a pool.
+Accepted Engine::make_space(const std::optional<store::User>& owner,
+                            std::optional<std::int64_t> pool_id, const store::Template& template_,
+                            const std::string& name, const std::optional<std::string>& ip,
+                            bool start) {
+  const auto* tmpl = &template_;
   // Everything is checked before anything is made: the spec with this space's values, the
   // domain name, the network.
   store::Space probe;
   probe.id = random_uuid();
   probe.node = settings_.node_name;
-  probe.name = request.name;
-  probe.owner_id = owner->id;
+  probe.name = name;
+  if (owner) probe.owner_id = owner->id;
+  probe.pool_id = pool_id;
   probe.template_id = tmpl->id;
   auto spec = space_spec(probe);
   // The images path also holds the image caches: a space must not take their directories.
@@ -222,18 +266,19 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
   if (!bridged && !hypervisor_.network_exists(spec.network.bridge))
     throw EngineError(EngineError::Kind::Invalid,
                       "libvirt network " + spec.network.bridge + " does not exist on this host");
-  if (!bridged && request.ip)
+  if (!bridged && ip)
     throw EngineError(EngineError::Kind::Invalid,
                       "a NAT space gets its address by DHCP: --ip is for bridged templates");
   check_devices_exist(spec);
   // runStrategy Halted: made, not started.
-  const bool start_now = request.start && spec.run_strategy != spec::RunStrategy::Halted;
+  const bool start_now = start && spec.run_strategy != spec::RunStrategy::Halted;
   if (start_now) check_devices_free(probe, spec);
 
   store::NewSpace fresh;
   fresh.id = probe.id;
-  fresh.name = request.name;
-  fresh.owner_id = owner->id;
+  fresh.name = name;
+  if (owner) fresh.owner_id = owner->id;
+  fresh.pool_id = pool_id;
   fresh.template_id = tmpl->id;
   fresh.desired_state = start_now ? store::DesiredState::Running : store::DesiredState::Stopped;
   fresh.state = SpaceState::Pending;
@@ -251,16 +296,15 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
       std::set<std::uint32_t> excluded{net.address.value, net.broadcast().value,
                                        spec.network.gateway.value_or(net.first_usable()).value};
       std::optional<store::IpLease> lease;
-      if (request.ip) {
-        auto ip = spec::Ipv4Address::parse(*request.ip);
-        if (!ip || !net.contains(*ip) || excluded.count(ip->value))
+      if (ip) {
+        auto wanted = spec::Ipv4Address::parse(*ip);
+        if (!wanted || !net.contains(*wanted) || excluded.count(wanted->value))
           throw EngineError(EngineError::Kind::Invalid,
-                            *request.ip + " is not a usable address in " + net.to_string() +
+                            *ip + " is not a usable address in " + net.to_string() +
                                 " (not the network, broadcast or gateway address)");
-        if (auto holder = store_.leases().holder(network_key(spec.network), ip->value))
-          throw EngineError(EngineError::Kind::Conflict,
-                            *request.ip + " is already held by another space");
-        lease = store_.leases().change_ip(network_key(spec.network), space.id, ip->value);
+        if (auto holder = store_.leases().holder(network_key(spec.network), wanted->value))
+          throw EngineError(EngineError::Kind::Conflict, *ip + " is already held by another space");
+        lease = store_.leases().change_ip(network_key(spec.network), space.id, wanted->value);
       } else {
         lease = store_.leases().allocate_ip(network_key(spec.network), space.id,
                                             spec.network.range_start->value,
@@ -312,7 +356,7 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
 void Engine::bring_up(const std::string& id, std::int64_t operation, bool first) {
   auto space = require(id);
   set_state(id, first ? SpaceState::Creating : SpaceState::Starting);
-  bool made_dir = false, defined = false;
+  bool defined = false;
   Loaded l;
   plan::Plan plan;
   try {
@@ -338,17 +382,8 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
       }
     });
 
-    plan::User user{l.owner.username,         l.owner.email,
-                    l.owner.timezone,         std::to_string(l.owner.id),
-                    l.owner.service_password, l.owner.ssh_keys};
-    plan::SpaceFacts facts;
-    facts.id = space.id;
-    facts.name = space.name;
-    if (space.ip) facts.ip = spec::Ipv4Address::parse(*space.ip);
-    facts.uuid = space.uuid;
-    facts.vnc_password = space.vnc_password;
-    facts.template_name = l.tmpl.name;
-    facts.template_id = std::to_string(l.tmpl.id);
+    const auto user = user_of(l.space, l.owner);
+    const auto facts = facts_of(l.space, l.tmpl);
     plan = plan::make_plan(l.spec, user, facts, settings_.node);
 
     progress(operation, id, "preparing disk", 70);
@@ -358,7 +393,6 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
       fs::permissions(plan.space_dir, fs::perms::owner_all | fs::perms::group_read |
                                           fs::perms::group_exec | fs::perms::others_read |
                                           fs::perms::others_exec);
-      made_dir = true;
     }
     if (!fs::exists(plan.system_disk.path, ec))
       disks_.create_overlay(base, plan.system_disk.path, l.spec.disk_bytes);
@@ -366,16 +400,7 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
       disks_.grow(plan.system_disk.path, *l.spec.disk_bytes);
 
     progress(operation, id, "writing cloud-init seed", 80);
-    const auto iso = guest::seed_iso(plan);
-    std::string current;
-    if (std::ifstream in{plan.seed_iso, std::ios::binary})
-      current.assign(std::istreambuf_iterator<char>(in), {});
-    if (current != iso) {
-      const auto tmp = plan.seed_iso + ".tmp";
-      std::ofstream(tmp, std::ios::binary | std::ios::trunc)
-          .write(iso.data(), static_cast<std::streamsize>(iso.size()));
-      fs::rename(tmp, plan.seed_iso);
-    }
+    write_seed(plan);
 
     progress(operation, id, "defining domain", 90);
     plan::User owner_facts = user;
@@ -406,7 +431,9 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
         }
       }
       std::error_code ec;
-      if (made_dir) fs::remove_all(settings_.node.images_path + "/" + space.domain_name, ec);
+      // Also when an earlier, interrupted attempt made the directory: it holds only this
+      // never-started space's disk and seed.
+      fs::remove_all(settings_.node.images_path + "/" + space.domain_name, ec);
       store_.leases().release_ips(id);
       store_.spaces().set_ip(id, std::nullopt);
     }
@@ -518,6 +545,8 @@ std::int64_t Engine::delete_space(const std::string& id) {
     tear_down(current);
     store_.spaces().remove(id);
     events_.publish("space.deleted", id, {{"name", current.name}});
+    // A pool whose member was deleted makes a new one (unless the pool is going too).
+    if (current.pool_id && store_.pools().get(*current.pool_id)) replenish(*current.pool_id);
   });
 }
 
@@ -575,6 +604,17 @@ SpaceView Engine::describe(const std::string& id) {
   return view;
 }
 
+bool Engine::still_true(const std::string& domain, libvirt::DomainState state) {
+  try {
+    const auto live = hypervisor_.state(domain).state;
+    if (state == libvirt::DomainState::Shutoff) return live == libvirt::DomainState::Shutoff;
+    return live != libvirt::DomainState::Shutoff;
+  } catch (const libvirt::HypervisorError& e) {
+    // The domain is gone: only a stop can still be true.
+    return e.is_no_domain() && state == libvirt::DomainState::Shutoff;
+  }
+}
+
 void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
   { std::lock_guard lock(shutoff_mutex_); }
   shutoff_.notify_all();
@@ -596,6 +636,9 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
         current->state == SpaceState::Creating || current->state == SpaceState::Starting ||
         current->state == SpaceState::Stopping)
       return;  // an operation owns the state right now
+    // Events queue behind the operation that caused them: by the time this runs, a restart's
+    // own shutdown is history. Act only when libvirt still says what the event said.
+    if (!still_true(current->domain_name, state)) return;
     if (state == libvirt::DomainState::Running && current->state != SpaceState::Running) {
       set_state(id, SpaceState::Running);
     } else if (state == libvirt::DomainState::Shutoff && current->state == SpaceState::Running) {
@@ -625,13 +668,6 @@ void Engine::reconcile() {
   std::set<std::string> known_domains;
   for (const auto& space : store_.spaces().list()) {
     known_domains.insert(space.domain_name);
-    std::optional<libvirt::DomainInfo> info;
-    try {
-      info = hypervisor_.lookup(space.domain_name);
-    } catch (const std::exception& e) {
-      events_.publish("reconcile.error", space.id, {{"error", e.what()}});
-      continue;
-    }
     switch (space.state) {
       case SpaceState::Pending:
       case SpaceState::Creating:
@@ -639,39 +675,90 @@ void Engine::reconcile() {
         // The server stopped during an operation: finish it (bring_up is idempotent).
         if (space.desired_state == store::DesiredState::Running) {
           start_space(space.id);
-        } else if (!info) {
-          set_state(space.id, SpaceState::Stopped);
+        } else {
+          try {
+            if (!hypervisor_.lookup(space.domain_name)) set_state(space.id, SpaceState::Stopped);
+          } catch (const std::exception& e) {
+            events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+          }
         }
+        continue;
+      case SpaceState::Stopping:
+        // A stop (or a restart's stop) was cut short: do it again.
+        if (space.desired_state == store::DesiredState::Running)
+          start_space(space.id);
+        else
+          stop_space(space.id);
         continue;
       case SpaceState::Deleting:
         delete_space(space.id);
         continue;
       default:
-        break;
+        check_drift(space);
     }
-    if (!info) {
-      if (space.applied_template_revision != 0 && space.state != SpaceState::Error)
-        set_state(space.id, SpaceState::Error,
-                  "the domain " + space.domain_name + " vanished from libvirt");
-      continue;
-    }
-    const bool running = info->status.state == libvirt::DomainState::Running ||
-                         info->status.state == libvirt::DomainState::Paused ||
-                         info->status.state == libvirt::DomainState::Blocked;
-    if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
-    if (!running && (space.state == SpaceState::Running || space.state == SpaceState::Stopping))
-      set_state(space.id, SpaceState::Stopped);
   }
+  report_orphans(known_domains);
+  for (const auto& pool : store_.pools().list()) replenish(pool.id);
+}
+
+void Engine::audit() {
+  std::set<std::string> known_domains;
+  for (const auto& space : store_.spaces().list()) {
+    known_domains.insert(space.domain_name);
+    executor_.submit(space.id, [this, id = space.id] {
+      if (auto current = store_.spaces().get(id)) check_drift(*current);
+    });
+  }
+  report_orphans(known_domains);
+}
+
+void Engine::check_drift(const store::Space& space) {
+  switch (space.state) {
+    case SpaceState::Pending:
+    case SpaceState::Creating:
+    case SpaceState::Starting:
+    case SpaceState::Stopping:
+    case SpaceState::Deleting:
+      return;  // an operation owns the state
+    default:
+      break;
+  }
+  std::optional<libvirt::DomainInfo> info;
+  try {
+    info = hypervisor_.lookup(space.domain_name);
+  } catch (const std::exception& e) {
+    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+    return;
+  }
+  if (!info) {
+    if (space.applied_template_revision != 0 && space.state != SpaceState::Error)
+      set_state(space.id, SpaceState::Error,
+                "the domain " + space.domain_name + " vanished from libvirt");
+    return;
+  }
+  const bool running = info->status.state == libvirt::DomainState::Running ||
+                       info->status.state == libvirt::DomainState::Paused ||
+                       info->status.state == libvirt::DomainState::Blocked;
+  if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
+  if (!running && space.state == SpaceState::Running) set_state(space.id, SpaceState::Stopped);
+}
+
+void Engine::report_orphans(const std::set<std::string>& known_domains) {
   // What bowline made but the store does not know: reported, never deleted on a guess.
+  auto first_time = [this](const std::string& key) {
+    std::lock_guard lock(orphans_mutex_);
+    return reported_orphans_.insert(key).second;
+  };
   for (const auto& domain : hypervisor_.list())
-    if (domain.metadata && !known_domains.count(domain.name))
+    if (domain.metadata && !known_domains.count(domain.name) && first_time("domain:" + domain.name))
       events_.publish("reconcile.orphan", std::nullopt,
                       {{"domain", domain.name}, {"space", domain.metadata->space_id}});
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
     const auto name = entry.path().filename().string();
     if (entry.is_directory() && !known_domains.count(name) && name != "base" &&
-        name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso"))
+        name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso") &&
+        first_time("dir:" + entry.path().string()))
       events_.publish("reconcile.orphan", std::nullopt, {{"directory", entry.path().string()}});
   }
 }

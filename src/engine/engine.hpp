@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "engine/event_bus.hpp"
 #include "engine/executor.hpp"
@@ -28,6 +30,8 @@ struct EngineSettings {
   plan::NodeSettings node;
   std::string node_name = "local";
   std::chrono::seconds stop_timeout{60};
+  // How often the store is compared with libvirt after the start-up pass (0: only at start).
+  std::chrono::seconds reconcile_interval{60};
   unsigned workers = 4;
   spec::Variables server_variables;  // server.url and var.* for templates
 };
@@ -65,6 +69,24 @@ struct SpaceView {
   Readiness readiness;
 };
 
+// How a claimed pool member became its owner's.
+enum class ClaimMethod {
+  Agent,   // booted member, personalised in place through the QEMU guest agent: no reboot
+  Reboot,  // booted member without a usable agent: restarted with the owner's seed
+  Boot     // stopped member: started with the owner's seed
+};
+const char* to_string(ClaimMethod method);
+
+struct Claimed {
+  store::Space space;
+  ClaimMethod method = ClaimMethod::Agent;
+  std::optional<std::int64_t> operation;  // the restart or start, when not Agent
+  std::string agent_problem;              // why the agent could not do it, when Reboot
+};
+
+// Writes the space's cloud-init seed ISO when its bytes differ from the file's.
+void write_seed(const plan::Plan& plan);
+
 class Engine {
  public:
   Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::ImageCache& images,
@@ -84,9 +106,23 @@ class Engine {
   // Only while stopped; the guest gets the address at its next boot.
   void set_ip(const std::string& id, const std::string& ip);
 
+  // Pools keep `size` members of a NAT template booted and unowned; a claim hands one to a
+  // user at once and the pool makes a new one.
+  store::Pool create_pool(const std::string& name, const std::string& template_name,
+                          std::int64_t size);
+  // Deletes the pool and its unclaimed members (claimed ones are their owners').
+  void delete_pool(const std::string& name);
+  Claimed claim(const std::string& pool_name, std::int64_t owner_id, const std::string& name);
+  // Makes the members the pool lacks (in the background).
+  void replenish(std::int64_t pool_id);
+
   SpaceView describe(const std::string& id);
   // Compares the store with libvirt; libvirt's state wins. Reports what it cannot fix.
+  // At start-up it also finishes the operations a stopped server left behind.
   void reconcile();
+  // The periodic pass: each space is checked on its own queue, after whatever operation it
+  // is in, so a check never sees an operation's half-way state.
+  void audit();
   // Blocks until background work is done (tests, shutdown).
   void wait_idle();
 
@@ -94,8 +130,19 @@ class Engine {
   spec::Spec space_spec(const store::Space& space);
 
  private:
-  struct Loaded;
+  // A space with everything it is made from.
+  struct Loaded {
+    store::Space space;
+    store::Template tmpl;
+    store::User owner;
+    spec::Spec spec;
+  };
   Loaded load(const store::Space& space);
+  plan::Plan plan_for(const Loaded& loaded);
+  Accepted make_space(const std::optional<store::User>& owner, std::optional<std::int64_t> pool_id,
+                      const store::Template& tmpl, const std::string& name,
+                      const std::optional<std::string>& ip, bool start);
+  void fill_pool(std::int64_t pool_id);
   std::int64_t enqueue(const store::Space& space, const std::string& kind,
                        std::function<void(std::int64_t)> body);
   void bring_up(const std::string& id, std::int64_t operation, bool first);
@@ -105,6 +152,11 @@ class Engine {
   void progress(std::int64_t operation, const std::string& id, const std::string& step,
                 int percent);
   void on_lifecycle(const libvirt::LifecycleEvent& event);
+  // Whether libvirt still reports `state` (Shutoff, or any running state) for the domain.
+  bool still_true(const std::string& domain, libvirt::DomainState state);
+  void check_drift(const store::Space& space);
+  void report_orphans(const std::set<std::string>& known_domains);
+  void audit_loop();
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
   store::Space require(const std::string& id);
   void check_devices_exist(const spec::Spec& spec);
@@ -120,6 +172,12 @@ class Engine {
   libvirt::Subscription subscription_;
   std::mutex shutoff_mutex_;
   std::condition_variable shutoff_;
+  std::mutex orphans_mutex_;
+  std::set<std::string> reported_orphans_;  // each orphan is reported once per server run
+  std::mutex audit_mutex_;
+  std::condition_variable audit_wake_;
+  bool audit_stop_ = false;
+  std::thread auditor_;
   Executor executor_;  // last: its threads stop before the members they use
 };
 

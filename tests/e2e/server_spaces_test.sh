@@ -9,7 +9,7 @@
 #   4   a template change (memory) applies at the next start; overlay and MAC are kept
 #   5   `space set-ip` (refused while running) while stopped; the guest has it after the start
 #   7   a missing image and a missing bridge fail with that reason and leave nothing
-#   8   (pools: to come, see the marked place below)
+#   8   a pool of 2 (NAT): a claim returns a running member as the owner's; the pool refills
 #   6   delete leaves no domain, no file and no address (a new space takes the address again)
 # Networks: a host-only bridge and an isolated libvirt network, each a free /27 of
 # 198.51.100.0/24 made through lib/net.sh; nothing routes off the host. Everything made here
@@ -248,8 +248,49 @@ check_eq "7: after both failures only the two spaces are listed" "b1 n1" \
   "$("$BOWLINE" space list -o json | jq -r '[.[].name] | sort | join(" ")')"
 
 # --- 8: pools ----------------------------------------------------------------------------------
-# (to come from the lead: a pool of 2 on the NAT template; a claim returns a running member and
-# the pool refills. The server, the "nat" template and $natnet are ready here.)
+# A pool of 2 on the NAT template: both members boot unowned; a claim hands one to the admin
+# (the tiny guest has no QEMU guest agent, so the member restarts into the owner's seed: the
+# console then shows the owner's user and the space's host name) and the pool makes a new one.
+pool_json() { "$BOWLINE" pool info p1 -o json 2>/dev/null; }
+pool_ready() { # COUNT SECS: until the pool has COUNT running members
+  local deadline=$(($(date +%s) + $2))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    [ "$(pool_json | jq -r '.ready')" = "$1" ] && return 0
+    sleep 1
+  done
+  return 1
+}
+check_cmd "8: pool create p1 --template nat --size 2" bw pool create p1 --template nat --size 2
+out=$("$BOWLINE" pool create pb --template bridged --size 1 2>&1)
+check_eq "8: a pool of a bridged template is refused: exit code" 1 "$?"
+check_match "8: ... with the reason" "bridged.*(address|NAT|nat)" "$out"
+check_cmd "8: both members are running" pool_ready 2 "$WAIT"
+members_before=$(pool_json | jq -r '[.members[].id] | sort | join(" ")')
+t0=$(date +%s)
+out=$("$BOWLINE" pool claim p1 --name c1 --wait --timeout "$WAIT" -o json 2>"$work/c1.err")
+check_eq "8: pool claim --wait: exit code" 0 "$?"
+log "claim to ready took $(($(date +%s) - t0)) s"
+c1_id=$(jq -r '.id' <<<"$out")
+check_match "8: the claimed space is one of the pool's members" "(^| )$c1_id( |$)" "$members_before"
+check_eq "8: the claimed space is running" running "$(jq -r '.state' <<<"$out")"
+check_eq "8: the claimed space is the admin's" admin "$(jq -r '.owner' <<<"$out")"
+c1_domain=$(jq -r '.domain' <<<"$out")
+c1_console=$images/$c1_domain/console.log
+check_cmd "8: the member rebooted into the owner's seed (console: user admin)" \
+  wait_for "$c1_console" '^TEST: user admin ' 60
+check_cmd "8: ... with the claimed space's host name" wait_for "$c1_console" '^TEST: hostname=c1$' 10
+check_eq "8: the claimed space is listed as c1" c1 \
+  "$("$BOWLINE" space list -o json | jq -r --arg id "$c1_id" '.[] | select(.id == $id) | .name')"
+check_cmd "8: the pool refills to 2 running members" pool_ready 2 "$WAIT"
+check_no_match "8: the claimed space left the pool" "$c1_id" "$(pool_json | jq -r '[.members[].id] | join(" ")')"
+check_cmd "8: pool delete" bw pool delete p1
+deadline=$(($(date +%s) + 120))
+while [ "$($VIRSH list --all --name | grep -c "^$prefix-p1-")" != 0 ] && [ "$(date +%s)" -lt "$deadline" ]; do
+  sleep 1
+done
+check_eq "8: the pool's unclaimed members are gone from libvirt" "" "$($VIRSH list --all --name | grep "^$prefix-p1-")"
+check_eq "8: the claimed space stays" running "$("$BOWLINE" space info c1 -o json | jq -r '.state')"
+check_cmd "8: delete the claimed space" bw space delete c1 --wait --timeout "$WAIT"
 
 # --- 6: delete leaves nothing ------------------------------------------------------------------
 check_cmd "6: space delete --wait" bw space delete b1 --wait --timeout "$WAIT"

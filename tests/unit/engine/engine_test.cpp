@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -248,6 +249,26 @@ TEST_F(EngineTest, AnAlwaysSpaceThatStopsInsideTheGuestIsStartedAgain) {
   EXPECT_EQ(space(s.id).state, store::SpaceState::Running);
 }
 
+TEST_F(EngineTest, ARestartsOwnShutdownDoesNotStartTheSpaceAgain) {
+  const auto tmpl = add_template(bridged_template());  // Always: restarts what stops by itself
+  const auto s = space(create(tmpl, "dev").space.id);
+  engine_->restart_space(s.id);
+  // The restart's shutdown event reaches the engine after the restart has finished: let every
+  // event arrive and be handled.
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    engine_->wait_idle();
+  }
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Running);
+  int starts = 0;
+  for (const auto& op : store_->operations().list_for_space(s.id)) starts += op.kind == "start";
+  EXPECT_EQ(starts, 0) << "a stale stop event started the space again";
+  const auto states = state_events(s.id);
+  ASSERT_FALSE(states.empty());
+  EXPECT_EQ(states.back(), "running");
+  EXPECT_EQ(std::count(states.begin(), states.end(), "stopped"), 0);
+}
+
 TEST_F(EngineTest, AManualSpaceThatStopsStaysStopped) {
   const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
   const auto s = space(create(tmpl, "dev").space.id);
@@ -343,6 +364,96 @@ TEST_F(DeviceEngineTest, AMissingOrUnpassableDeviceIsRefusedBeforeAnythingIsMade
     }
   }
   EXPECT_TRUE(store_->spaces().list().empty());
+}
+
+// ---- pools -----------------------------------------------------------------------------
+
+std::string nat_template() {
+  return "image: tiny\nmemory: 256M\nnetwork:\n  mode: nat\n  bridge: default\n";
+}
+
+TEST_F(EngineTest, APoolRefusesABridgedTemplateAndSaysWhy) {
+  const auto tmpl = add_template(bridged_template());
+  try {
+    engine_->create_pool("p" + suffix_, tmpl, 2);
+    FAIL() << "a bridged pool was accepted";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.kind(), EngineError::Kind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("bridged"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nat"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(store_->pools().list().empty());
+  EXPECT_TRUE(store_->spaces().list().empty());
+}
+
+TEST_F(EngineTest, APoolKeepsItsMembersReadyAndRefillsAfterAClaim) {
+  const auto tmpl = add_template(nat_template());
+  const auto pool = engine_->create_pool("p" + suffix_, tmpl, 2);
+  engine_->wait_idle();
+  auto members = store_->spaces().list_for_pool(pool.id);
+  ASSERT_EQ(members.size(), 2u);
+  for (const auto& m : members) {
+    EXPECT_EQ(m.state, store::SpaceState::Running) << m.error;
+    EXPECT_FALSE(m.owner_id.has_value());
+    EXPECT_EQ(hypervisor_->state(m.domain_name).state, libvirt::DomainState::Running);
+  }
+
+  // The test driver has no guest agent: the member restarts into alice's seed.
+  const auto claimed = engine_->claim(pool.name, alice_, "mine");
+  EXPECT_EQ(claimed.method, ClaimMethod::Reboot);
+  EXPECT_FALSE(claimed.agent_problem.empty());
+  ASSERT_TRUE(claimed.operation.has_value());
+  engine_->wait_idle();
+  const auto owned = space(claimed.space.id);
+  EXPECT_EQ(owned.owner_id, alice_);
+  EXPECT_EQ(owned.name, "mine");
+  EXPECT_FALSE(owned.pool_id.has_value());
+  EXPECT_EQ(owned.state, store::SpaceState::Running) << owned.error;
+  EXPECT_EQ(store_->operations().get(*claimed.operation)->state, store::OperationState::Succeeded)
+      << store_->operations().get(*claimed.operation)->error;
+
+  // The pool made a new member in the claimed one's place.
+  members = store_->spaces().list_for_pool(pool.id);
+  ASSERT_EQ(members.size(), 2u);
+  for (const auto& m : members) EXPECT_NE(m.id, owned.id);
+
+  // A taken name is refused and the member stays in the pool.
+  EXPECT_THROW(engine_->claim(pool.name, alice_, "mine"), EngineError);
+  EXPECT_EQ(store_->spaces().list_for_pool(pool.id).size(), 2u);
+
+  // Deleting the pool deletes its unclaimed members, not alice's space.
+  engine_->delete_pool(pool.name);
+  engine_->wait_idle();
+  EXPECT_FALSE(store_->pools().find_by_name(pool.name).has_value());
+  for (const auto& m : members) {
+    EXPECT_FALSE(store_->spaces().get(m.id).has_value());
+    EXPECT_FALSE(hypervisor_->lookup(m.domain_name).has_value());
+  }
+  EXPECT_TRUE(store_->spaces().get(owned.id).has_value());
+}
+
+TEST_F(EngineTest, APoolWhoseMemberFailsSaysSoAndStopsMakingMore) {
+  const auto tmpl = add_template(
+      "image: no-such-image\nmemory: 256M\nnetwork:\n  mode: nat\n  bridge: default\n");
+  const auto pool = engine_->create_pool("p" + suffix_, tmpl, 1);
+  engine_->wait_idle();
+  engine_->replenish(pool.id);  // a refill must not pile up failing members
+  engine_->wait_idle();
+  const auto members = store_->spaces().list_for_pool(pool.id);
+  ASSERT_EQ(members.size(), 1u);
+  EXPECT_EQ(members[0].state, store::SpaceState::Error);
+  EXPECT_NE(members[0].error.find("no-such-image"), std::string::npos) << members[0].error;
+  try {
+    engine_->claim(pool.name, alice_, "mine");
+    FAIL() << "a failed member was handed out";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.kind(), EngineError::Kind::Conflict);
+    EXPECT_NE(std::string(e.what()).find("no member ready"), std::string::npos) << e.what();
+  }
+  bool reported = false;
+  for (const auto& e : store_->events().events_since(0, 10000))
+    reported = reported || e.kind == "pool.error";
+  EXPECT_TRUE(reported);
 }
 
 TEST_F(EngineTest, AHaltedSpaceIsMadeButNotStarted) {

@@ -1,0 +1,161 @@
+// Pools: members of a NAT template kept booted and unowned, handed out by claims.
+#include <algorithm>
+
+#include "engine/engine.hpp"
+#include "engine/guest_agent.hpp"
+#include "engine/identifiers.hpp"
+#include "store/errors.hpp"
+
+namespace bowline::engine {
+
+using store::SpaceState;
+
+const char* to_string(ClaimMethod method) {
+  switch (method) {
+    case ClaimMethod::Agent:
+      return "agent";
+    case ClaimMethod::Reboot:
+      return "reboot";
+    case ClaimMethod::Boot:
+      return "boot";
+  }
+  return "?";
+}
+
+store::Pool Engine::create_pool(const std::string& name, const std::string& template_name,
+                                std::int64_t size) {
+  check_name("pool name", name);
+  if (size < 1 || size > 100)
+    throw EngineError(EngineError::Kind::Invalid, "pool size: must be between 1 and 100");
+  auto tmpl = store_.templates().find_by_name(template_name);
+  if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "no template named " + template_name);
+  if (store_.pools().find_by_name(name))
+    throw EngineError(EngineError::Kind::Conflict, "a pool named " + name + " already exists");
+  store::Space probe;
+  probe.name = name + "-probe";
+  probe.template_id = tmpl->id;
+  const auto spec = space_spec(probe);
+  // A bridged space takes its address from the range when it is made, and the guest is built
+  // around it: a member would hold an address (and a name) before anyone claims it.
+  if (spec.network.mode == spec::NetworkMode::Bridged)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "template " + template_name +
+                          " is bridged: a bridged space's address is chosen when it is made, so "
+                          "pool members would each hold one before anybody claims them; pools "
+                          "take NAT templates (network.mode: nat)");
+  if (!hypervisor_.network_exists(spec.network.bridge))
+    throw EngineError(EngineError::Kind::Invalid,
+                      "libvirt network " + spec.network.bridge + " does not exist on this host");
+  auto pool = store_.pools().create(name, tmpl->id, size);
+  events_.publish("pool.created", std::nullopt,
+                  {{"pool", pool.name}, {"template", template_name}, {"size", size}});
+  replenish(pool.id);
+  return pool;
+}
+
+void Engine::delete_pool(const std::string& name) {
+  auto pool = store_.pools().find_by_name(name);
+  if (!pool) throw EngineError(EngineError::Kind::NotFound, "no pool named " + name);
+  const auto members = store_.spaces().list_for_pool(pool->id);
+  // The pool goes first, so that no member's deletion makes the pool refill.
+  store_.pools().remove(pool->id);
+  for (const auto& member : members) delete_space(member.id);
+  events_.publish("pool.deleted", std::nullopt, {{"pool", name}});
+}
+
+void Engine::replenish(std::int64_t pool_id) {
+  // One queue per pool: two refills never both see the pool short and overfill it.
+  executor_.submit("pool:" + std::to_string(pool_id), [this, pool_id] {
+    try {
+      fill_pool(pool_id);
+    } catch (const std::exception& e) {
+      events_.publish("pool.error", std::nullopt, {{"pool_id", pool_id}, {"error", e.what()}});
+    }
+  });
+}
+
+void Engine::fill_pool(std::int64_t pool_id) {
+  const auto pool = store_.pools().get(pool_id);
+  if (!pool) return;  // deleted meanwhile
+  const auto members = store_.spaces().list_for_pool(pool_id);
+  // A member that failed stays for an admin to see; making more would fail the same way.
+  for (const auto& m : members)
+    if (m.state == SpaceState::Error) {
+      events_.publish("pool.error", std::nullopt,
+                      {{"pool", pool->name},
+                       {"error", "member " + m.name + " failed (" + m.error +
+                                     "): not making more until it is deleted"}});
+      return;
+    }
+  auto tmpl = store_.templates().get(pool->template_id);
+  if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "the pool's template is gone");
+  for (auto n = static_cast<std::int64_t>(members.size()); n < pool->size; ++n) {
+    const auto accepted = make_space(std::nullopt, pool_id, *tmpl, pool->name + "-" + random_hex(6),
+                                     std::nullopt, true);
+    events_.publish("pool.member", accepted.space.id,
+                    {{"pool", pool->name}, {"member", accepted.space.name}});
+  }
+}
+
+Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
+                      const std::string& name) {
+  check_space_name(name);
+  auto pool = store_.pools().find_by_name(pool_name);
+  if (!pool) throw EngineError(EngineError::Kind::NotFound, "no pool named " + pool_name);
+  auto owner = store_.users().get(owner_id);
+  if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
+  if (store_.spaces().find_by_name(owner->id, name))
+    throw EngineError(EngineError::Kind::Conflict,
+                      owner->username + " already has a space named " + name);
+  std::optional<store::Space> member;
+  try {
+    member = store_.spaces().claim_pool_member(pool->id, owner->id, name);
+  } catch (const store::ConflictError& e) {
+    throw EngineError(EngineError::Kind::Conflict, e.what());
+  }
+  if (!member) {
+    const auto booting = store_.spaces().list_for_pool(pool->id).size();
+    throw EngineError(EngineError::Kind::Conflict,
+                      "pool " + pool_name + " has no member ready" +
+                          (booting ? " (" + std::to_string(booting) + " being made)" : "") +
+                          ": try again shortly");
+  }
+  events_.publish("space.claimed", member->id,
+                  {{"pool", pool_name}, {"owner", owner->username}, {"name", name}});
+  replenish(pool->id);
+
+  Claimed result{*member, ClaimMethod::Agent, std::nullopt, {}};
+  if (member->state == SpaceState::Running) {
+    try {
+      const auto loaded = load(*member);
+      const auto plan = plan_for(loaded);
+      GuestIdentity identity;
+      identity.username = owner->username;
+      identity.ssh_keys = owner->ssh_keys;
+      identity.password = owner->service_password;
+      identity.hostname = plan.hostname;
+      identity.previous_user = "pool";
+      apply_identity(
+          [this, domain = member->domain_name](const std::string& json, std::chrono::seconds t) {
+            return hypervisor_.agent_command(domain, json, t);
+          },
+          identity);
+      // The seed now describes the owner too: a later boot keeps them.
+      write_seed(plan);
+      events_.publish("space.personalised", member->id, {{"owner", owner->username}});
+      return result;
+    } catch (const std::exception& e) {
+      result.agent_problem = e.what();
+      events_.publish("space.personalise_failed", member->id, {{"error", e.what()}});
+    }
+    // No usable agent: reboot into the owner's seed (a new instance-id, so cloud-init runs).
+    result.method = ClaimMethod::Reboot;
+    result.operation = restart_space(member->id);
+  } else {
+    result.method = ClaimMethod::Boot;
+    result.operation = start_space(member->id);
+  }
+  return result;
+}
+
+}  // namespace bowline::engine
