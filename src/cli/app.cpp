@@ -21,6 +21,7 @@ int run(int argc, char** argv) {
   add_kubevirt_verbs(app, exit_code);
   add_server_verb(app, exit_code);
   add_space_verbs(app, exit_code);
+  add_pool_verbs(app, exit_code);
   add_user_verbs(app, exit_code);
   add_login_verb(app, exit_code);
   add_node_verbs(app, exit_code);

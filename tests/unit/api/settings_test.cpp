@@ -103,6 +103,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.libvirt_uri", {"test:///f", "test:///e", "test:///g"}},
       {"server.domain_type", {"qemu", "kvm", "qemu"}},
       {"server.stop_timeout", {"5", "6s", "7"}},
+      {"server.reconcile_interval", {"0", "30s", "1m"}},
       {"server.kvm.images_path", {"/f", "/e", "/g"}},
       {"server.kvm.cloud_image_path", {"/f", "/e", "/g"}},
       {"server.kvm.base_image_path", {"/f", "/e", "/g"}},
