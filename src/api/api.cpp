@@ -1,6 +1,7 @@
 #include "api/api.hpp"
 
 #include "api/auth.hpp"
+#include "api/console_hub.hpp"
 #include "api/json.hpp"
 #include "libvirt/hypervisor.hpp"
 #include "store/errors.hpp"
@@ -11,18 +12,27 @@ void require_admin(const Caller& caller) {
   if (!caller.admin()) throw HttpError(403, "only an admin may do this");
 }
 
+bool has_permission(const Caller& caller, store::Permission permission) {
+  return caller.admin() || caller.user.has(permission);
+}
+
 Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, ApiOptions options)
     : store_(store),
       engine_(engine),
       events_(events),
       options_(std::move(options)),
-      owners_(store, events) {
+      owners_(store, events),
+      sessions_(store, options_.sessions) {
+  if (options_.hypervisor)
+    consoles_ = std::make_unique<ConsoleHub>(*options_.hypervisor, options_.console_scrollback);
+  add_session_routes();
   add_user_routes();
   add_template_routes();
   add_space_routes();
   add_pool_routes();
   add_event_routes();
   add_node_routes();
+  add_access_routes();
 }
 
 Api::~Api() = default;
@@ -43,6 +53,10 @@ Response error_response(int status, const std::string& message,
   return response;
 }
 
+bool changes_state(const std::string& method) {
+  return method != "GET" && method != "HEAD" && method != "OPTIONS";
+}
+
 int status_of(engine::EngineError::Kind kind) {
   switch (kind) {
     case engine::EngineError::Kind::NotFound:
@@ -61,12 +75,30 @@ Response Api::handle(Request& request) {
   ++requests_;
   try {
     if (!under_api(request.path)) return error_response(404, "no such path: " + request.path);
-    auto user = authenticate(store_, request.header("authorization"));
-    if (!user)
-      return error_response(401, request.header("authorization").empty()
-                                     ? "this needs a token: Authorization: Bearer <token>"
-                                     : "the token is not valid (unknown, expired or revoked)");
     const auto match = router_.match(request);
+    if (match.route && match.route->access == Access::Public)
+      return match.route->handler(Caller{}, request);
+    // An API token when the request carries one (the CLI), else the browser's session.
+    Caller caller;
+    const auto authorization = request.header("authorization");
+    if (!authorization.empty()) {
+      auto user = authenticate(store_, authorization);
+      if (!user) return error_response(401, "the token is not valid (unknown, expired or revoked)");
+      caller.user = std::move(*user);
+    } else if (auto found = sessions_.find(request)) {
+      caller.user = std::move(found->user);
+      caller.by_session = true;
+      // SameSite=Strict keeps the cookie off other sites' requests; the token is the second
+      // lock, for browsers or proxies that get SameSite wrong.
+      if (changes_state(request.method) &&
+          !same_secret(request.header("x-csrf-token"), found->session.csrf))
+        return error_response(403, "this needs the session's X-CSRF-Token header");
+    } else {
+      return error_response(401, request.header("cookie").find(kSessionCookie) != std::string::npos
+                                     ? "the session has ended: log in again"
+                                     : "this needs a token (Authorization: Bearer <token>) or a "
+                                       "session (POST /api/v1/session)");
+    }
     if (!match.route) {
       if (match.allowed.empty()) return error_response(404, "no such path: " + request.path);
       std::string allow;
@@ -75,7 +107,6 @@ Response Api::handle(Request& request) {
       response.headers.emplace_back("Allow", allow);
       return response;
     }
-    const Caller caller{std::move(*user)};
     return match.route->handler(caller, request);
   } catch (const HttpError& e) {
     return error_response(e.status(), e.what(), e.extra());

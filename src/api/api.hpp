@@ -12,8 +12,10 @@
 #include "api/http.hpp"
 #include "api/router.hpp"
 #include "api/space_owners.hpp"
+#include "api/web_session.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_bus.hpp"
+#include "libvirt/hypervisor.hpp"
 #include "store/store.hpp"
 
 namespace bowline::api {
@@ -24,7 +26,13 @@ struct ApiOptions {
   std::function<nlohmann::json()> node;
   std::size_t replay_batch = 500;          // events read from the store at a time when replaying
   std::size_t replay_window = 512 * 1024;  // unsent bytes a replay waits for before reading on
+  SessionOptions sessions;
+  // For the console and VNC WebSockets; unset: those routes answer 503.
+  libvirt::Hypervisor* hypervisor = nullptr;
+  std::size_t console_scrollback = 64 * 1024;  // bytes a newcomer to a console gets first
 };
+
+class ConsoleHub;
 
 class Api {
  public:
@@ -47,6 +55,12 @@ class Api {
   void add_event_routes();
   void add_node_routes();
   void add_pool_routes();
+  void add_session_routes();
+  void add_access_routes();
+  // The checks of a WebSocket route before its upgrade: Origin, visibility, permission, the
+  // template's switch, a running space. Returns the space.
+  store::Space access_space(const Caller& caller, const Request& request,
+                            store::Permission permission);
 
   // The space with `id` when the caller may see it; HttpError 404 otherwise (also for a
   // space that exists but is another user's).
@@ -62,6 +76,8 @@ class Api {
   engine::EventBus& events_;
   ApiOptions options_;
   SpaceOwners owners_;
+  WebSessions sessions_;
+  std::unique_ptr<ConsoleHub> consoles_;
   Router router_;
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> failures_{0};  // 5xx answers
@@ -70,5 +86,7 @@ class Api {
 
 // Raises HttpError 403 unless the caller is an admin.
 void require_admin(const Caller& caller);
+// Admins have every permission.
+bool has_permission(const Caller& caller, store::Permission permission);
 
 }  // namespace bowline::api

@@ -52,12 +52,37 @@ struct Stream {
   std::string heartbeat = ": heartbeat\n\n";
 };
 
+// One side of a WebSocket the server accepted (binary frames both ways). Safe from any thread.
+class SocketPeer {
+ public:
+  virtual ~SocketPeer() = default;
+  // Queues one binary frame without blocking; false once the socket has closed.
+  virtual bool send(std::string bytes) = 0;
+  // Closes the socket (a normal close frame); the Upgrade's close() follows.
+  virtual void close() = 0;
+  virtual bool closed() const = 0;
+  // Bytes queued and not yet written (for backpressure).
+  virtual std::size_t pending() const = 0;
+};
+
+// A route's answer that turns the connection into a WebSocket. The route has done every check
+// (refusals are ordinary responses); the server does the handshake, then calls open() on a
+// worker thread, then message() for each frame from the client, in order, on an I/O thread
+// (it must not block), and close() once when the socket is gone (always after open()
+// returned). A request that is not a WebSocket handshake gets 426 instead.
+struct Upgrade {
+  std::function<void(std::shared_ptr<SocketPeer>)> open;
+  std::function<void(std::string bytes)> message;
+  std::function<void()> close;
+};
+
 struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::shared_ptr<Stream> stream;  // set: an endless body (status and headers are sent first)
+  std::shared_ptr<Stream> stream;    // set: an endless body (status and headers are sent first)
+  std::shared_ptr<Upgrade> upgrade;  // set: a WebSocket (status and body are not used)
 
   static Response json(int status, const nlohmann::json& value);
   static Response error(int status, const std::string& message);

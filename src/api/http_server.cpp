@@ -15,6 +15,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 #include <deque>
 #include <future>
 #include <map>
@@ -31,6 +32,7 @@ namespace bowline::api {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 
@@ -67,6 +69,14 @@ namespace {
 
 class Session;
 
+// A connection stop() must end: an HTTP session or a WebSocket.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual void shut_now() = 0;  // on the connection's strand
+  virtual asio::any_io_executor executor() = 0;
+};
+
 // What a stream's open() and close() need to run in that order, each once, on a worker.
 struct StreamLifecycle {
   std::mutex mutex;
@@ -96,7 +106,7 @@ struct HttpServer::Impl {
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> streams{0};
   std::mutex sessions_mutex;
-  std::map<Session*, std::weak_ptr<Session>> sessions;
+  std::map<Connection*, std::weak_ptr<Connection>> sessions;
   std::atomic<bool> stopping{false};
   bool started = false;
   bool stopped = false;
@@ -115,7 +125,11 @@ struct HttpServer::Impl {
 
 namespace {
 
-class Session : public std::enable_shared_from_this<Session> {
+using Message = http::request<http::string_body>;
+void start_websocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Message> request,
+                     std::shared_ptr<Upgrade> upgrade);
+
+class Session final : public Connection, public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, HttpServer::Impl& server)
       : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {
@@ -163,14 +177,14 @@ class Session : public std::enable_shared_from_this<Session> {
   std::size_t pending() const { return queued_bytes_.load(); }
 
   // From stop(), on the session's strand: ends the connection now.
-  void shut_now() {
+  void shut_now() override {
     if (streaming_)
       finish_stream();
     else
       close();
   }
 
-  auto executor() { return stream_.get_executor(); }
+  asio::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
   // ---- requests ---------------------------------------------------------------------------
@@ -230,6 +244,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void dispatch_request() {
     auto message = parser_->release();
     parser_.reset();
+    // A WebSocket handshake keeps its request: the upgrade answers it.
+    std::shared_ptr<Message> handshake;
+    if (websocket::is_upgrade(message)) handshake = std::make_shared<Message>(message);
     Request request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
@@ -242,7 +259,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const unsigned version = message.version();
     stream_.expires_never();
     asio::post(*server_.workers, [self = shared_from_this(), request = std::move(request),
-                                  keep_alive, version]() mutable {
+                                  keep_alive, version, handshake]() mutable {
       Response response;
       try {
         parse_target(request.target, request.path, request.query);
@@ -252,9 +269,14 @@ class Session : public std::enable_shared_from_this<Session> {
       } catch (const std::exception& e) {
         response = Response::error(500, std::string("internal error: ") + e.what());
       }
+      if (response.upgrade && !handshake)
+        response = Response::error(426, "this is a WebSocket: send Upgrade: websocket");
       asio::post(self->stream_.get_executor(),
-                 [self, response = std::move(response), keep_alive, version]() mutable {
-                   self->respond(std::move(response), keep_alive, version);
+                 [self, response = std::move(response), keep_alive, version, handshake]() mutable {
+                   if (response.upgrade)
+                     return self->upgrade(std::move(response.upgrade), handshake);
+                   // A refused handshake: the answer, then the connection ends.
+                   self->respond(std::move(response), keep_alive && !handshake, version);
                  });
     });
   }
@@ -276,6 +298,12 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!res->keep_alive()) return self->close();
       self->read_header();
     });
+  }
+
+  void upgrade(std::shared_ptr<Upgrade> upgrade, std::shared_ptr<Message> handshake) {
+    if (server_.stopping) return close();
+    // The socket moves to a WebSocket session; this session ends with nothing left to do.
+    start_websocket(stream_.release_socket(), server_, std::move(handshake), std::move(upgrade));
   }
 
   // An error before the request was read whole: answer, then close without a reset (the
@@ -449,6 +477,205 @@ bool Sink::send(std::string text) {
   return session->enqueue(std::move(text));
 }
 
+// ---- WebSockets ---------------------------------------------------------------------------
+
+class WebSocket;
+
+class Peer final : public SocketPeer {
+ public:
+  explicit Peer(std::weak_ptr<WebSocket> socket) : socket_(std::move(socket)) {}
+  bool send(std::string bytes) override;
+  void close() override;
+  bool closed() const override { return closed_.load(); }
+  std::size_t pending() const override;
+  void mark_closed() { closed_.store(true); }
+
+ private:
+  std::weak_ptr<WebSocket> socket_;
+  std::atomic<bool> closed_{false};
+};
+
+class WebSocket final : public Connection, public std::enable_shared_from_this<WebSocket> {
+ public:
+  WebSocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Upgrade> upgrade)
+      : ws_(std::move(socket)), server_(server), upgrade_(std::move(upgrade)) {
+    ++server_.connections;
+  }
+  ~WebSocket() override {
+    --server_.connections;
+    std::lock_guard lock(server_.sessions_mutex);
+    server_.sessions.erase(this);
+  }
+
+  void run(std::shared_ptr<Message> request) {
+    {
+      std::lock_guard lock(server_.sessions_mutex);
+      server_.sessions[this] = weak_from_this();
+    }
+    peer_ = std::make_shared<Peer>(weak_from_this());
+    ws_.next_layer().expires_never();
+    auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    timeouts.idle_timeout = server_.options.idle_timeout;
+    timeouts.keep_alive_pings = true;  // a ping at half the idle time keeps a quiet console open
+    ws_.set_option(timeouts);
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "bowline"); }));
+    ws_.binary(true);
+    ws_.read_message_max(server_.options.body_limit);
+    ws_.async_accept(*request, [self = shared_from_this(), request](error_code ec) {
+      if (ec) return self->finish();
+      self->accepted_ = true;
+      asio::post(*self->server_.workers, [self] { self->open(); });
+    });
+  }
+
+  void shut_now() override { finish(); }
+  asio::any_io_executor executor() override { return ws_.get_executor(); }
+
+  bool enqueue(std::string bytes) {
+    if (finished_flag_.load()) return false;
+    const auto size = bytes.size();
+    if (queued_bytes_.fetch_add(size) + size > server_.options.stream_backlog) {
+      queued_bytes_ -= size;
+      asio::post(ws_.get_executor(), [self = shared_from_this()] { self->finish(); });
+      return false;
+    }
+    asio::post(ws_.get_executor(), [self = shared_from_this(), bytes = std::move(bytes)]() mutable {
+      if (self->finished_) return;
+      self->queue_.push_back(std::move(bytes));
+      if (!self->writing_) self->write_next();
+    });
+    return true;
+  }
+
+  void request_close() {
+    asio::post(ws_.get_executor(), [self = shared_from_this()] {
+      self->closing_ = true;
+      if (!self->writing_) self->close_now();
+    });
+  }
+
+  std::size_t pending() const { return queued_bytes_.load(); }
+
+ private:
+  // On a worker: the route's open(), then frames start flowing in.
+  void open() {
+    try {
+      if (upgrade_->open) upgrade_->open(peer_);
+    } catch (...) {
+      request_close();
+    }
+    bool close_now = false;
+    {
+      std::lock_guard lock(lifecycle_.mutex);
+      lifecycle_.opened = true;
+      close_now = lifecycle_.close_requested && !lifecycle_.closed;
+      if (close_now) lifecycle_.closed = true;
+    }
+    if (close_now) {
+      if (upgrade_->close) upgrade_->close();
+      return;
+    }
+    asio::post(ws_.get_executor(), [self = shared_from_this()] { self->read(); });
+  }
+
+  void read() {
+    if (finished_) return;
+    ws_.async_read(buffer_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec) return self->finish();
+      auto bytes = beast::buffers_to_string(self->buffer_.data());
+      self->buffer_.consume(self->buffer_.size());
+      try {
+        if (self->upgrade_->message) self->upgrade_->message(std::move(bytes));
+      } catch (...) {
+        return self->finish();
+      }
+      self->read();
+    });
+  }
+
+  void write_next() {
+    if (queue_.empty() || finished_) {
+      writing_ = false;
+      if (closing_ && !finished_) close_now();
+      return;
+    }
+    writing_ = true;
+    ws_.binary(true);
+    ws_.async_write(asio::buffer(queue_.front()),
+                    [self = shared_from_this()](error_code ec, std::size_t) {
+                      if (ec) return self->finish();
+                      self->queued_bytes_ -= self->queue_.front().size();
+                      self->queue_.pop_front();
+                      self->write_next();
+                    });
+  }
+
+  void close_now() {
+    if (finished_ || close_sent_) return;
+    close_sent_ = true;
+    ws_.async_close(websocket::close_code::normal,
+                    [self = shared_from_this()](error_code) { self->finish(); });
+  }
+
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    finished_flag_ = true;
+    if (peer_) peer_->mark_closed();
+    error_code ignored;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(ws_).close();
+    if (!accepted_) return;
+    bool close_now = false;
+    {
+      std::lock_guard lock(lifecycle_.mutex);
+      lifecycle_.close_requested = true;
+      close_now = lifecycle_.opened && !lifecycle_.closed;
+      if (close_now) lifecycle_.closed = true;
+    }
+    if (close_now && upgrade_->close)
+      asio::post(*server_.workers, [upgrade = upgrade_] { upgrade->close(); });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  HttpServer::Impl& server_;
+  std::shared_ptr<Upgrade> upgrade_;
+  std::shared_ptr<Peer> peer_;
+  beast::flat_buffer buffer_;
+  std::deque<std::string> queue_;
+  std::atomic<std::size_t> queued_bytes_{0};
+  StreamLifecycle lifecycle_;
+  bool accepted_ = false;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool close_sent_ = false;
+  bool finished_ = false;
+  std::atomic<bool> finished_flag_{false};
+};
+
+bool Peer::send(std::string bytes) {
+  if (closed_) return false;
+  auto socket = socket_.lock();
+  return socket && socket->enqueue(std::move(bytes));
+}
+
+void Peer::close() {
+  if (closed_) return;
+  if (auto socket = socket_.lock()) socket->request_close();
+}
+
+std::size_t Peer::pending() const {
+  auto socket = socket_.lock();
+  return socket ? socket->pending() : 0;
+}
+
+void start_websocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Message> request,
+                     std::shared_ptr<Upgrade> upgrade) {
+  std::make_shared<WebSocket>(std::move(socket), server, std::move(upgrade))
+      ->run(std::move(request));
+}
+
 }  // namespace
 
 void HttpServer::Impl::accept() {
@@ -511,7 +738,7 @@ void HttpServer::stop() {
     });
     closed.get_future().wait();
   }
-  std::vector<std::shared_ptr<Session>> live;
+  std::vector<std::shared_ptr<Connection>> live;
   {
     std::lock_guard sessions_lock(impl_->sessions_mutex);
     for (auto& [raw, weak] : impl_->sessions)

@@ -8,6 +8,12 @@ namespace bowline::api {
 
 const char* to_string(Access access) {
   switch (access) {
+    case Access::Public:
+      return "public";
+    case Access::Console:
+      return "owner or admin with use-web-terminal";
+    case Access::Vnc:
+      return "owner or admin with use-vnc";
     case Access::Any:
       return "any";
     case Access::Admin:

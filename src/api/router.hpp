@@ -13,11 +13,14 @@ namespace bowline::api {
 // Who is asking: the authenticated user.
 struct Caller {
   store::User user;
+  bool by_session = false;  // a browser's session cookie rather than an API token
   bool admin() const { return user.has(store::Permission::Admin); }
 };
 
 // Who may call a route (for the route table and its tests; handlers check the details).
-enum class Access { Any, Admin, AdminOrSelf, OwnerOrAdmin };
+// Public: no authentication at all (logging in); the handler's Caller is empty.
+// Console and Vnc: the space's owner or an admin, with that permission (WebSocket routes).
+enum class Access { Public, Any, Admin, AdminOrSelf, OwnerOrAdmin, Console, Vnc };
 const char* to_string(Access);
 
 struct Route {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/app.hpp"
+#include "cli/client_access_verbs.hpp"
 #include "cli/client_format.hpp"
 #include "cli/client_verbs.hpp"
 #include "cli/verbs.hpp"
@@ -211,6 +212,7 @@ void add_space_verbs(CLI::App& app, int& exit_code) {
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return set_ip(*a); }); });
   }
+  add_space_access_verbs(*group, exit_code);
 }
 
 }  // namespace bowline::cli

@@ -199,4 +199,9 @@ bool passthrough_capable(const NodeDevice& device) {
   return device.kind == NodeDeviceKind::Usb || device.iommu_group.has_value();
 }
 
+int Hypervisor::open_graphics(const std::string& name, unsigned, bool) {
+  throw HypervisorError("domain \"" + name + "\": cannot open the display: not supported here",
+                        VIR_ERR_NO_SUPPORT);
+}
+
 }  // namespace bowline::libvirt

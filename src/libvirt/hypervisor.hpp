@@ -258,6 +258,12 @@ class Hypervisor {
   virtual std::unique_ptr<ByteStream> open_console(const std::string& name,
                                                    const std::string& device = {},
                                                    bool force = true) = 0;
+
+  // A socket connected to the domain's graphics device number `index` (its VNC server), for
+  // the caller to own and close. With `skip_auth` QEMU asks for no password on it
+  // (VIR_DOMAIN_OPEN_GRAPHICS_SKIPAUTH): no TCP port is involved at all. The domain must be
+  // running. Implementations that cannot throw an is_unsupported() error (the default).
+  virtual int open_graphics(const std::string& name, unsigned index = 0, bool skip_auth = true);
 };
 
 }  // namespace bowline::libvirt

@@ -765,4 +765,14 @@ std::unique_ptr<ByteStream> LibvirtHypervisor::open_console(const std::string& n
   return make_console_stream(std::move(stream), domain_subject(name));
 }
 
+int LibvirtHypervisor::open_graphics(const std::string& name, unsigned index, bool skip_auth) {
+  const auto connection = impl_->connection();
+  const auto domain = find_domain(connection.get(), name, "open the display");
+  // The fd comes over libvirt's UNIX socket (SCM_RIGHTS), close-on-exec.
+  const int fd = virDomainOpenGraphicsFD(domain.get(), index,
+                                         skip_auth ? VIR_DOMAIN_OPEN_GRAPHICS_SKIPAUTH : 0);
+  if (fd < 0) throw last_error(domain_subject(name), "open the display");
+  return fd;
+}
+
 }  // namespace bowline::libvirt

@@ -67,6 +67,7 @@ class LibvirtHypervisor final : public Hypervisor {
 
   std::unique_ptr<ByteStream> open_console(const std::string& name, const std::string& device = {},
                                            bool force = true) override;
+  int open_graphics(const std::string& name, unsigned index = 0, bool skip_auth = true) override;
 
   class Impl;
 

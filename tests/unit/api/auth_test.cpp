@@ -39,6 +39,7 @@ TEST_F(AuthTest, EveryRouteRefusesMissingAndBadTokens) {
   };
   HttpClient client(stack_.port());
   for (const auto& route : routes) {
+    if (route.access == Access::Public) continue;  // logging in: access_test.cpp
     for (const auto& [what, headers] : attempts) {
       const auto body = route.method == "GET" || route.method == "DELETE" ? "" : "{}";
       const auto r = client.request(route.method, concrete(route.pattern), "", body, headers);

@@ -1,0 +1,190 @@
+#include "api/console_hub.hpp"
+
+#include <deque>
+#include <vector>
+
+namespace bowline::api {
+
+using namespace std::chrono_literals;
+
+namespace {
+// A viewer that lets this much output pile up unread is dropped rather than buffered for.
+constexpr std::size_t kViewerBacklog = 4 * 1024 * 1024;
+}  // namespace
+
+struct ConsoleHub::Console {
+  std::string domain;
+  std::shared_ptr<libvirt::ByteStream> writer_stream;  // the open stream, for the writer
+  std::string scrollback;
+  std::map<std::uint64_t, std::shared_ptr<SocketPeer>> viewers;
+  std::deque<std::string> input;
+  std::condition_variable input_ready;
+  std::condition_variable stream_changed;
+  std::chrono::steady_clock::time_point last_viewer_left;
+  std::uint64_t opens = 0;
+  bool ended = false;  // the threads are leaving (no new viewers join this object)
+  std::thread pump, writer;
+};
+
+ConsoleHub::ConsoleHub(libvirt::Hypervisor& hypervisor, std::size_t scrollback,
+                       std::chrono::milliseconds linger)
+    : hypervisor_(hypervisor), scrollback_(scrollback), linger_(linger) {}
+
+ConsoleHub::~ConsoleHub() {
+  std::map<std::string, std::shared_ptr<Console>> consoles;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    consoles = consoles_;
+    for (auto& old : retired_) consoles.emplace("~" + std::to_string(consoles.size()), old);
+    for (auto& [name, console] : consoles) {
+      console->input_ready.notify_all();
+      console->stream_changed.notify_all();
+    }
+  }
+  for (auto& [name, console] : consoles) {
+    if (console->pump.joinable()) console->pump.join();
+    if (console->writer.joinable()) console->writer.join();
+  }
+}
+
+std::uint64_t ConsoleHub::attach(const std::string& domain, std::shared_ptr<SocketPeer> peer) {
+  std::lock_guard lock(mutex_);
+  auto& console = consoles_[domain];
+  if (console && console->ended) {
+    // Its threads are on their way out: let them go and start afresh.
+    retired_.push_back(std::move(console));  // joined by the destructor
+    console.reset();
+  }
+  const auto id = next_viewer_++;
+  if (!console) {
+    console = std::make_shared<Console>();
+    console->domain = domain;
+    console->viewers.emplace(id, peer);
+    console->pump = std::thread([this, c = console] { pump(c); });
+    console->writer = std::thread([this, c = console] { write_loop(c); });
+  } else {
+    console->viewers.emplace(id, peer);
+  }
+  // Under the lock that fan-out takes too: the scrollback and what follows join seamlessly.
+  if (!console->scrollback.empty()) peer->send(console->scrollback);
+  return id;
+}
+
+void ConsoleHub::input(const std::string& domain, std::string bytes) {
+  std::lock_guard lock(mutex_);
+  const auto it = consoles_.find(domain);
+  if (it == consoles_.end() || bytes.empty()) return;
+  it->second->input.push_back(std::move(bytes));
+  it->second->input_ready.notify_all();
+}
+
+void ConsoleHub::detach(const std::string& domain, std::uint64_t viewer) {
+  std::lock_guard lock(mutex_);
+  const auto it = consoles_.find(domain);
+  if (it == consoles_.end()) return;
+  if (it->second->viewers.erase(viewer) && it->second->viewers.empty())
+    it->second->last_viewer_left = std::chrono::steady_clock::now();
+}
+
+std::size_t ConsoleHub::viewers(const std::string& domain) {
+  std::lock_guard lock(mutex_);
+  const auto it = consoles_.find(domain);
+  return it == consoles_.end() ? 0 : it->second->viewers.size();
+}
+
+std::uint64_t ConsoleHub::opens(const std::string& domain) {
+  std::lock_guard lock(mutex_);
+  const auto it = consoles_.find(domain);
+  return it == consoles_.end() ? 0 : it->second->opens;
+}
+
+void ConsoleHub::pump(const std::shared_ptr<Console>& console) {
+  std::shared_ptr<libvirt::ByteStream> stream;
+  auto retry_delay = 200ms;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      const bool idle = console->viewers.empty() &&
+                        std::chrono::steady_clock::now() - console->last_viewer_left >= linger_;
+      if (stopping_ || idle) {
+        console->ended = true;
+        console->writer_stream.reset();
+        console->input_ready.notify_all();
+        for (auto& [id, peer] : console->viewers) peer->close();
+        break;
+      }
+    }
+    if (!stream) {
+      try {
+        // force: take the console over from whoever holds it (a stale stream of ours after a
+        // libvirtd reconnect, or a virsh console someone left open).
+        stream = hypervisor_.open_console(console->domain, {}, true);
+        retry_delay = 200ms;
+        std::lock_guard lock(mutex_);
+        ++console->opens;
+        console->writer_stream = stream;
+        console->input_ready.notify_all();
+      } catch (const std::exception&) {
+        // Not running (yet): a restart in progress, or libvirtd away. Try again shortly.
+        std::unique_lock lock(mutex_);
+        console->stream_changed.wait_for(lock, retry_delay, [&] { return stopping_; });
+        retry_delay = std::min(retry_delay * 2, std::chrono::milliseconds(2s));
+        continue;
+      }
+    }
+    std::string data;
+    try {
+      data = stream->read(250ms);
+    } catch (const std::exception&) {
+      data.clear();
+    }
+    if (data.empty()) {
+      if (stream->eof()) {
+        std::lock_guard lock(mutex_);
+        console->writer_stream.reset();
+        stream.reset();
+      }
+      continue;
+    }
+    std::lock_guard lock(mutex_);
+    console->scrollback += data;
+    if (console->scrollback.size() > scrollback_)
+      console->scrollback.erase(0, console->scrollback.size() - scrollback_);
+    for (auto it = console->viewers.begin(); it != console->viewers.end();) {
+      auto& peer = it->second;
+      if (peer->pending() > kViewerBacklog || !peer->send(data)) {
+        peer->close();
+        it = console->viewers.erase(it);
+        if (console->viewers.empty()) console->last_viewer_left = std::chrono::steady_clock::now();
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (stream) stream->close();
+}
+
+void ConsoleHub::write_loop(const std::shared_ptr<Console>& console) {
+  for (;;) {
+    std::string bytes;
+    std::shared_ptr<libvirt::ByteStream> stream;
+    {
+      std::unique_lock lock(mutex_);
+      console->input_ready.wait(lock, [&] {
+        return console->ended || stopping_ || (!console->input.empty() && console->writer_stream);
+      });
+      if (console->ended || stopping_) return;
+      bytes = std::move(console->input.front());
+      console->input.pop_front();
+      stream = console->writer_stream;
+    }
+    try {
+      stream->write(bytes);
+    } catch (const std::exception&) {
+      // The stream ended under us; the pump reopens it. Keystrokes of that moment are lost.
+    }
+  }
+}
+
+}  // namespace bowline::api

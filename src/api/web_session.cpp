@@ -1,0 +1,137 @@
+#include "api/web_session.hpp"
+
+#include <sodium.h>
+
+#include <algorithm>
+#include <semaphore>
+
+#include "api/auth.hpp"
+#include "util/strings.hpp"
+
+namespace bowline::api {
+
+namespace {
+
+// The address without the port ("127.0.0.1:5555" -> "127.0.0.1", "[::1]:5" -> "[::1]").
+std::string host_of(const std::string& remote) {
+  const auto colon = remote.rfind(':');
+  return colon == std::string::npos ? remote : remote.substr(0, colon);
+}
+
+// argon2id takes 64 MiB a verification: at most two at a time, whatever the worker count.
+std::counting_semaphore<2> verifications{2};
+
+constexpr std::int64_t kForgetAfterMs = 24LL * 3600 * 1000;
+
+}  // namespace
+
+std::string cookie_value(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    const auto semi = header.find(';');
+    auto part = util::trim(header.substr(0, semi));
+    header = semi == std::string_view::npos ? std::string_view() : header.substr(semi + 1);
+    const auto eq = part.find('=');
+    if (eq == std::string::npos) continue;
+    if (util::trim(part.substr(0, eq)) == name) return std::string(util::trim(part.substr(eq + 1)));
+  }
+  return {};
+}
+
+bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || a.empty()) return false;
+  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+WebSessions::WebSessions(store::Store& store, SessionOptions options)
+    : store_(store), options_(options), dummy_hash_(hash_password(new_token())) {}
+
+std::int64_t WebSessions::locked_for(const std::string& key, std::int64_t now) {
+  const auto it = failures_.find(key);
+  if (it == failures_.end() || it->second.until <= now) return 0;
+  return (it->second.until - now + 999) / 1000;
+}
+
+void WebSessions::failed(const std::string& key, std::int64_t now) {
+  auto& f = failures_[key];
+  if (now - f.last > kForgetAfterMs) f = {};
+  f.last = now;
+  if (++f.count < options_.free_failures) return;
+  const int doublings = std::min(f.count - options_.free_failures, 20);
+  const auto pause = std::min<std::int64_t>(options_.first_lockout.count() << doublings,
+                                            options_.max_lockout.count());
+  f.until = now + pause;
+}
+
+SessionLogin WebSessions::login(std::string_view username, std::string_view password,
+                                const std::string& remote_address) {
+  const auto user_key = "user:" + util::to_lower(std::string(username));
+  const auto address_key = "address:" + host_of(remote_address);
+  {
+    std::lock_guard lock(mutex_);
+    const auto now = store_.clock().now_unix_ms();
+    if (failures_.size() > 10'000)  // old entries go; a flood cannot grow the map for ever
+      std::erase_if(failures_, [&](const auto& e) { return now - e.second.last > kForgetAfterMs; });
+    const auto wait = std::max(locked_for(user_key, now), locked_for(address_key, now));
+    if (wait > 0) {
+      nlohmann::json extra = {{"retryAfter", wait}};
+      throw HttpError(429, "too many failed logins: try again in " + std::to_string(wait) + " s",
+                      extra);
+    }
+  }
+  auto user = store_.users().find_by_username(username);
+  const bool has_password = user && !user->password_hash.empty();
+  // An unknown user costs the same argon2id verification as a known one.
+  verifications.acquire();
+  bool ok = false;
+  try {
+    ok =
+        verify_password(has_password ? user->password_hash : dummy_hash_, password) && has_password;
+  } catch (...) {
+    verifications.release();
+    throw;
+  }
+  verifications.release();
+  if (!ok) {
+    std::lock_guard lock(mutex_);
+    const auto now = store_.clock().now_unix_ms();
+    failed(user_key, now);
+    failed(address_key, now);
+    throw HttpError(401, "wrong username or password");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    failures_.erase(user_key);
+  }
+  SessionLogin out{*user, new_token(), new_token()};
+  store_.sessions().create(user->id, token_hash(out.cookie), out.csrf,
+                           store_.clock().now_unix_ms() + options_.absolute.count());
+  return out;
+}
+
+std::optional<WebSessions::Found> WebSessions::find(const Request& request) {
+  const auto cookie = cookie_value(request.header("cookie"), kSessionCookie);
+  if (cookie.size() != 64 || cookie.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return std::nullopt;
+  auto session = store_.sessions().use(token_hash(cookie), options_.idle.count());
+  if (!session) return std::nullopt;
+  auto user = store_.users().get(session->user_id);
+  if (!user) return std::nullopt;
+  return Found{std::move(*user), std::move(*session)};
+}
+
+void WebSessions::logout(const Request& request) {
+  const auto cookie = cookie_value(request.header("cookie"), kSessionCookie);
+  if (!cookie.empty()) store_.sessions().remove_by_hash(token_hash(cookie));
+}
+
+std::string WebSessions::set_cookie(const std::string& value) const {
+  return std::string(kSessionCookie) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/" +
+         (options_.secure_cookie ? "; Secure" : "");
+}
+
+std::string WebSessions::clear_cookie() const {
+  return std::string(kSessionCookie) + "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" +
+         (options_.secure_cookie ? "; Secure" : "");
+}
+
+}  // namespace bowline::api

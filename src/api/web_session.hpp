@@ -1,0 +1,80 @@
+// Browser logins: the session cookie (HttpOnly, SameSite=Strict; only its SHA-256 is stored),
+// the CSRF token a browser echoes in X-CSRF-Token on state-changing requests, and a limiter
+// that slows password guessing down.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/http.hpp"
+#include "store/store.hpp"
+
+namespace bowline::api {
+
+inline constexpr const char* kSessionCookie = "bowline_session";
+
+struct SessionOptions {
+  std::chrono::milliseconds idle{std::chrono::hours(12)};
+  std::chrono::milliseconds absolute{std::chrono::hours(7 * 24)};
+  bool secure_cookie = false;  // adds Secure: only when the browser reaches us over TLS
+  // Failed logins per username and per client address before further attempts are refused
+  // for a while (the pause doubles with each further failure, up to `max_lockout`).
+  int free_failures = 5;
+  std::chrono::milliseconds first_lockout{std::chrono::seconds(1)};
+  std::chrono::milliseconds max_lockout{std::chrono::minutes(15)};
+};
+
+// The value of cookie `name` in a Cookie header; "" when absent.
+std::string cookie_value(std::string_view cookie_header, std::string_view name);
+
+// Constant-time comparison (CSRF tokens).
+bool same_secret(std::string_view a, std::string_view b);
+
+struct SessionLogin {
+  store::User user;
+  std::string cookie;  // the secret, for Set-Cookie (never stored)
+  std::string csrf;
+};
+
+class WebSessions {
+ public:
+  WebSessions(store::Store& store, SessionOptions options);
+
+  // Checks the password; HttpError 401 (one message for every wrong username or password) or
+  // 429 with Retry-After while the username or address is locked out.
+  SessionLogin login(std::string_view username, std::string_view password,
+                     const std::string& remote_address);
+  // The session of the request's cookie with its user; nullopt without a live one.
+  struct Found {
+    store::User user;
+    store::WebSession session;
+  };
+  std::optional<Found> find(const Request& request);
+  void logout(const Request& request);
+
+  std::string set_cookie(const std::string& value) const;
+  std::string clear_cookie() const;
+
+ private:
+  // Seconds until `key` may try again; 0: now.
+  std::int64_t locked_for(const std::string& key, std::int64_t now);
+  void failed(const std::string& key, std::int64_t now);
+
+  struct Failures {
+    int count = 0;
+    std::int64_t until = 0;  // unix ms
+    std::int64_t last = 0;
+  };
+  store::Store& store_;
+  SessionOptions options_;
+  std::mutex mutex_;
+  std::map<std::string, Failures> failures_;
+  std::string dummy_hash_;  // verified against for unknown users, so timing says nothing
+};
+
+}  // namespace bowline::api

@@ -1,0 +1,37 @@
+// The CLI's WebSocket client (console and VNC): binary frames to and from one route of the
+// server, authenticated with the API token. Beast lives only in ws_client.cpp.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli/client.hpp"
+
+namespace bowline::cli {
+
+class WsConnection {
+ public:
+  // Connects and does the handshake for `path` (e.g. /api/v1/spaces/ID/console). Throws
+  // CliError(kExitUnreachable) when the server cannot be reached and ApiError with the
+  // server's status and message when it refuses the upgrade (401, 403, 404, 409, ...).
+  WsConnection(const Endpoint& endpoint, const std::string& path);
+  ~WsConnection();  // close()
+  WsConnection(const WsConnection&) = delete;
+  WsConnection& operator=(const WsConnection&) = delete;
+
+  // The next message from the server; nullopt once the connection has closed. One reader.
+  std::optional<std::string> read();
+  // Queues a binary frame (never blocks for long); false once the connection has closed.
+  bool write(std::string bytes);
+  // A normal close; a read() in progress returns nullopt. Idempotent, any thread.
+  void close();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bowline::cli

@@ -1,0 +1,436 @@
+// Who may do what, route by route: every route of the router × {anonymous, another user, the
+// owner without the route's permission, the owner with it, an admin}; browser sessions with
+// their CSRF token; the console and VNC WebSockets' refusals before the upgrade.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <set>
+
+#include "api/console_hub.hpp"
+#include "api_test_support.hpp"
+#include "ws_test_client.hpp"
+
+namespace bowline::api::testing {
+namespace {
+
+// The test driver for the engine; for the WebSockets a host whose display is a socketpair
+// that greets like an RFB server and echoes what it gets, and whose console is the test
+// driver's (which has none: the hub keeps trying, harmlessly).
+class DisplayHost final : public libvirt::Hypervisor {
+ public:
+  std::string uri() const override { return "stub"; }
+  libvirt::DomainInfo define(const std::string&) override { throw unused(); }
+  void start(const std::string&, libvirt::StartOptions) override { throw unused(); }
+  void resume(const std::string&) override { throw unused(); }
+  void shutdown(const std::string&) override { throw unused(); }
+  bool destroy(const std::string&) override { throw unused(); }
+  bool undefine(const std::string&) override { throw unused(); }
+  std::optional<libvirt::DomainInfo> lookup(const std::string&) override { throw unused(); }
+  std::vector<libvirt::DomainInfo> list() override { throw unused(); }
+  libvirt::DomainStatus state(const std::string&) override { throw unused(); }
+  void set_autostart(const std::string&, bool) override { throw unused(); }
+  std::string domain_xml(const std::string&, bool) override { throw unused(); }
+  std::vector<libvirt::InterfaceAddress> interface_addresses(const std::string&,
+                                                             libvirt::AddressSource) override {
+    throw unused();
+  }
+  std::string agent_command(const std::string&, const std::string&, std::chrono::seconds) override {
+    throw unused();
+  }
+  libvirt::Subscription subscribe(libvirt::LifecycleCallback) override { throw unused(); }
+  std::optional<libvirt::NetworkInfo> lookup_network(const std::string&) override {
+    throw unused();
+  }
+  std::vector<libvirt::NetworkInfo> list_networks() override { throw unused(); }
+  std::vector<libvirt::NodeDevice> node_devices() override { throw unused(); }
+  libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw unused(); }
+  std::unique_ptr<libvirt::ByteStream> open_console(const std::string& name, const std::string&,
+                                                    bool) override {
+    throw libvirt::HypervisorError("domain \"" + name + "\": no console here");
+  }
+  int open_graphics(const std::string&, unsigned, bool skip_auth) override {
+    EXPECT_TRUE(skip_auth);
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) throw unused();
+    ++opened;
+    servers_.emplace_back([fd = fds[1]] {
+      try {
+        send_all(fd, "RFB 003.008\n");
+        for (;;) {
+          bool eof = false;
+          auto got = receive_some(fd, 30s, &eof);
+          if (got.empty()) break;
+          send_all(fd, "echo:" + got);
+        }
+      } catch (const std::exception&) {
+        // The bridge closed its end: this viewer is done.
+      }
+      ::close(fd);
+    });
+    return fds[0];
+  }
+  ~DisplayHost() override {
+    for (auto& t : servers_) t.join();
+  }
+  std::atomic<int> opened{0};
+
+ private:
+  static libvirt::HypervisorError unused() { return libvirt::HypervisorError("not in this test"); }
+  std::vector<std::thread> servers_;
+};
+
+std::string with_switches(bool display, bool console) {
+  return bridged_template() + "display: " + (display ? "true" : "false") +
+         "\nconsole: " + (console ? "true" : "false") + "\n";
+}
+
+struct Person {
+  std::string username;
+  std::string token;
+};
+
+class AccessTest : public ::testing::Test {
+ protected:
+  AccessTest() {
+    ApiOptions options;
+    options.hypervisor = &host_;
+    options.sessions.first_lockout = 60s;
+    api_ = std::make_unique<Api>(stack_.store(), stack_.engine(), stack_.events(), options);
+    server_ = std::make_unique<HttpServer>(ApiStack::test_http_options(),
+                                           [this](Request& r) { return api_->handle(r); });
+    server_->start();
+    HttpClient client(port());
+    const auto on = client.post("/api/v1/templates", stack_.admin_token(),
+                                {{"name", tmpl_}, {"yaml", with_switches(true, true)}});
+    EXPECT_EQ(on.status, 201) << on.body;
+    const auto off = client.post("/api/v1/templates", stack_.admin_token(),
+                                 {{"name", tmpl_off_}, {"yaml", with_switches(false, false)}});
+    EXPECT_EQ(off.status, 201) << off.body;
+    plain_ = person("plain", {});
+    granted_ = person("granted", {store::Permission::UseVnc, store::Permission::UseWebTerminal});
+    other_ = person("other", {store::Permission::UseVnc, store::Permission::UseWebTerminal});
+    plain_space_ = space(plain_, tmpl_, &plain_op_);
+    granted_space_ = space(granted_, tmpl_, &granted_op_);
+    switched_off_space_ = space(granted_, tmpl_off_);
+  }
+  ~AccessTest() override { server_->stop(); }
+
+  unsigned short port() const { return server_->port(); }
+
+  Person person(const std::string& prefix, std::set<store::Permission> permissions) {
+    store::NewUser u;
+    u.username = unique(prefix);
+    u.permissions = std::move(permissions);
+    u.password_hash = hash_password("pw-" + u.username);
+    const auto user = stack_.store().users().create(u);
+    return {u.username, issue_token(stack_.store(), user.id, "test")};
+  }
+
+  std::string space(const Person& owner, const std::string& tmpl, std::int64_t* op = nullptr) {
+    HttpClient client(port());
+    const auto r = client.post("/api/v1/spaces", owner.token,
+                               {{"template", tmpl}, {"name", unique("s")}, {"start", true}});
+    EXPECT_EQ(r.status, 202) << r.body;
+    const auto id = r.parsed()["space"]["id"].get<std::string>();
+    if (op) *op = r.parsed()["operation"]["id"].get<std::int64_t>();
+    stack_.wait_operation(r.parsed()["operation"]["id"].get<std::int64_t>(), owner.token);
+    return id;
+  }
+
+  ApiStack stack_;
+  DisplayHost host_;
+  std::unique_ptr<Api> api_;
+  std::unique_ptr<HttpServer> server_;
+  std::string tmpl_ = unique("both"), tmpl_off_ = unique("none");
+  Person plain_, granted_, other_;
+  std::string plain_space_, granted_space_, switched_off_space_;
+  std::int64_t plain_op_ = 0, granted_op_ = 0;
+};
+
+// The path of a route for a subject: {id} is the subject's space (or an operation of it),
+// {username} the space owner's name, {name} the test template.
+std::string path_for(const std::string& pattern, const std::string& space,
+                     const std::string& username, const std::string& tmpl,
+                     std::int64_t operation = 0) {
+  std::string out = pattern;
+  const auto put = [&](const std::string& param, const std::string& value) {
+    if (auto at = out.find(param); at != std::string::npos) out.replace(at, param.size(), value);
+  };
+  put("{id}", pattern.rfind("/api/v1/operations/", 0) == 0 ? std::to_string(operation) : space);
+  put("{username}", username);
+  put("{name}", tmpl);
+  return out;
+}
+
+bool is_websocket(const Route& route) {
+  return route.access == Access::Console || route.access == Access::Vnc;
+}
+
+TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
+  const auto& routes = api_->router().routes();
+  ASSERT_GE(routes.size(), 29u);
+  enum class Want { Refused401, Refused403, Refused404, Allowed };
+  struct Subject {
+    const char* name;
+    std::string token;
+    std::string space;     // the space the request names
+    std::string username;  // the user the request names
+    std::int64_t operation;
+  };
+  const std::string admin_token = stack_.admin_token();
+  const std::vector<Subject> subjects{
+      {"anonymous", "", granted_space_, granted_.username, granted_op_},
+      {"other user", other_.token, granted_space_, granted_.username, granted_op_},
+      {"owner without the permission", plain_.token, plain_space_, plain_.username, plain_op_},
+      {"owner with the permission", granted_.token, granted_space_, granted_.username, granted_op_},
+      {"admin", admin_token, granted_space_, granted_.username, granted_op_},
+  };
+  // Reads first (the WebSockets want the spaces running), then what changes state.
+  std::vector<const Route*> ordered;
+  for (const auto& route : routes)
+    if (route.method == "GET") ordered.push_back(&route);
+  for (const auto& route : routes)
+    if (route.method != "GET") ordered.push_back(&route);
+  int checked = 0;
+  for (const auto* route_ptr : ordered) {
+    const auto& route = *route_ptr;
+    if (route.access == Access::Public) continue;  // the session routes: SessionTest below
+    // Destructive routes run last on their own subjects (below); here: their refusals.
+    const bool destructive = route.method == "DELETE" && route.pattern == "/api/v1/spaces/{id}";
+    for (std::size_t s = 0; s < subjects.size(); ++s) {
+      const auto& subject = subjects[s];
+      Want want = Want::Allowed;
+      switch (route.access) {
+        case Access::Public:
+          break;
+        case Access::Any:
+          break;
+        case Access::Admin:
+          if (s != 4) want = Want::Refused403;
+          break;
+        case Access::AdminOrSelf:
+          if (s == 1) want = Want::Refused403;
+          break;
+        case Access::OwnerOrAdmin:
+          if (s == 1) want = Want::Refused404;
+          break;
+        case Access::Console:
+        case Access::Vnc:
+          if (s == 1) want = Want::Refused404;
+          if (s == 2) want = Want::Refused403;
+          break;
+      }
+      if (s == 0) want = Want::Refused401;
+      if (destructive && want == Want::Allowed) continue;
+      const auto target =
+          path_for(route.pattern, subject.space, subject.username, tmpl_, subject.operation);
+      int status = 0;
+      std::string body;
+      if (route.pattern == "/api/v1/events") {
+        SseStream stream(port(), subject.token, target);
+        status = stream.status();
+      } else if (is_websocket(route)) {
+        std::vector<std::string> headers{"Origin: http://127.0.0.1:" + std::to_string(port())};
+        if (!subject.token.empty()) headers.push_back("Authorization: Bearer " + subject.token);
+        WsClient ws(port(), target, headers);
+        status = ws.status();
+        body = ws.body();
+      } else {
+        HttpClient client(port());
+        const auto r =
+            client.request(route.method, target, subject.token, route.method == "GET" ? "" : "{}");
+        status = r.status;
+        body = r.body;
+      }
+      const auto what = route.method + " " + target + " as " + subject.name + ": " +
+                        std::to_string(status) + " " + body;
+      switch (want) {
+        case Want::Refused401:
+          EXPECT_EQ(status, 401) << what;
+          break;
+        case Want::Refused403:
+          EXPECT_EQ(status, 403) << what;
+          break;
+        case Want::Refused404:
+          EXPECT_EQ(status, 404) << what;
+          break;
+        case Want::Allowed:
+          EXPECT_TRUE(status != 401 && status != 403 && status != 404) << what;
+          if (is_websocket(route)) {
+            EXPECT_EQ(status, 101) << what;
+          }
+          break;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 100);
+
+  // Deleting: the owner without any permission may, and an admin may delete anyone's.
+  HttpClient client(port());
+  EXPECT_EQ(client.request("DELETE", "/api/v1/spaces/" + plain_space_, plain_.token).status, 202);
+  EXPECT_EQ(
+      client.request("DELETE", "/api/v1/spaces/" + granted_space_, stack_.admin_token()).status,
+      202);
+}
+
+TEST_F(AccessTest, WebSocketRoutesWantTheTemplatesSwitchAndARunningSpace) {
+  const auto origin = "Origin: http://127.0.0.1:" + std::to_string(port());
+  for (const char* kind : {"console", "vnc"}) {
+    WsClient off(port(), "/api/v1/spaces/" + switched_off_space_ + "/" + kind,
+                 {origin, "Authorization: Bearer " + granted_.token});
+    EXPECT_EQ(off.status(), 403) << kind << " " << off.body();
+    EXPECT_NE(off.body().find("template"), std::string::npos) << off.body();
+  }
+  HttpClient client(port());
+  const auto stop = client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, {});
+  ASSERT_EQ(stop.status, 202) << stop.body;
+  stack_.wait_operation(stop.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
+  for (const char* kind : {"console", "vnc"}) {
+    WsClient stopped(port(), "/api/v1/spaces/" + granted_space_ + "/" + kind,
+                     {origin, "Authorization: Bearer " + granted_.token});
+    EXPECT_EQ(stopped.status(), 409) << kind << " " << stopped.body();
+  }
+}
+
+TEST_F(AccessTest, TheOriginOfAWebSocketMustBeThisServer) {
+  const auto target = "/api/v1/spaces/" + granted_space_ + "/vnc";
+  const auto bearer = "Authorization: Bearer " + granted_.token;
+  EXPECT_EQ(WsClient(port(), target, {"Origin: http://evil.example", bearer}).status(), 403);
+  EXPECT_EQ(WsClient(port(), target, {"Origin: null", bearer}).status(), 403);
+  // The CLI sends no Origin: fine with a token.
+  EXPECT_EQ(WsClient(port(), target, {bearer}).status(), 101);
+  // A plain GET of a WebSocket route is not an upgrade.
+  HttpClient client(port());
+  EXPECT_EQ(client.get(target, granted_.token).status, 426);
+}
+
+TEST_F(AccessTest, TheVncBridgeCarriesBytesBothWays) {
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/vnc",
+              {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  EXPECT_EQ(ws.receive_until("\n"), "RFB 003.008\n");
+  ws.send("RFB 003.008\n");
+  EXPECT_EQ(ws.receive_until("RFB 003.008\n"), "echo:RFB 003.008\n");
+  std::string big(300 * 1024, 'x');
+  ws.send(big);
+  const auto back = ws.receive_until(std::string(64, 'x') + std::string(1, 'x'), 20s);
+  std::string all = back;
+  while (all.size() < big.size() + 5) {
+    auto more = ws.receive(10s);
+    if (!more) break;
+    all += *more;
+  }
+  std::size_t xs = 0;
+  for (char c : all) xs += c == 'x';
+  EXPECT_EQ(xs, big.size());
+}
+
+// ---- sessions -------------------------------------------------------------------------------
+
+std::string cookie_of(const HttpResponse& r) {
+  const auto set = r.header("set-cookie");
+  const auto eq = set.find('=');
+  return set.substr(eq + 1, set.find(';') - eq - 1);
+}
+
+TEST_F(AccessTest, LogInUseTheSessionAndLogOut) {
+  HttpClient client(port());
+  const auto login_body =
+      json{{"username", granted_.username}, {"password", "pw-" + granted_.username}};
+  const auto wrong =
+      client.post("/api/v1/session", "", {{"username", granted_.username}, {"password", "nope"}});
+  EXPECT_EQ(wrong.status, 401);
+  const auto unknown =
+      client.post("/api/v1/session", "", {{"username", "nobody"}, {"password", "x"}});
+  EXPECT_EQ(unknown.status, 401);
+  EXPECT_EQ(unknown.parsed()["error"], wrong.parsed()["error"]);  // nothing to tell them apart
+
+  const auto ok = client.post("/api/v1/session", "", login_body);
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  const auto set_cookie = ok.header("set-cookie");
+  EXPECT_EQ(set_cookie.rfind("bowline_session=", 0), 0u) << set_cookie;
+  EXPECT_NE(set_cookie.find("; HttpOnly"), std::string::npos);
+  EXPECT_NE(set_cookie.find("; SameSite=Strict"), std::string::npos);
+  EXPECT_NE(set_cookie.find("; Path=/"), std::string::npos);
+  EXPECT_EQ(set_cookie.find("Secure"), std::string::npos);  // no TLS here
+  const auto cookie = cookie_of(ok);
+  EXPECT_EQ(cookie.size(), 64u);
+  const auto csrf = ok.parsed()["csrf"].get<std::string>();
+  EXPECT_EQ(ok.parsed()["user"]["username"], granted_.username);
+  EXPECT_EQ(ok.parsed()["user"],
+            client.get("/api/v1/users/" + granted_.username, granted_.token).parsed());
+  // Only the cookie's hash is stored.
+  EXPECT_FALSE(stack_.store().sessions().use(cookie, 3600'000));
+
+  const std::string with_cookie = "Cookie: theme=dark; bowline_session=" + cookie;
+  const auto again = client.request("GET", "/api/v1/session", "", "", {with_cookie});
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.parsed()["csrf"], csrf);
+  EXPECT_EQ(client.request("GET", "/api/v1/session", "", "").status, 401);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {with_cookie}).parsed()["username"],
+            granted_.username);
+  // The event stream takes the cookie.
+  {
+    const int fd = connect_to(port());
+    send_all(fd, "GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n" + with_cookie + "\r\n\r\n");
+    const auto head = receive_some(fd, 10s);
+    EXPECT_EQ(head.substr(0, 12), "HTTP/1.1 200") << head;
+    ::close(fd);
+  }
+
+  // Changing state needs the CSRF token on every such route.
+  for (const auto& route : api_->router().routes()) {
+    if (route.method == "GET" || route.access == Access::Public) continue;
+    const auto target = path_for(route.pattern, granted_space_, granted_.username, tmpl_);
+    const auto none = client.request(route.method, target, "", "{}", {with_cookie});
+    EXPECT_EQ(none.status, 403) << route.method << " " << target << " " << none.body;
+    const auto bad = client.request(route.method, target, "", "{}",
+                                    {with_cookie, "X-CSRF-Token: " + std::string(64, '0')});
+    EXPECT_EQ(bad.status, 403) << route.method << " " << target << " " << bad.body;
+  }
+  const auto start = client.request("POST", "/api/v1/spaces/" + granted_space_ + "/restart", "",
+                                    "{}", {with_cookie, "X-CSRF-Token: " + csrf});
+  EXPECT_EQ(start.status, 202) << start.body;
+
+  // The browser's WebSocket: the cookie and this server's Origin; without Origin it is refused.
+  const auto origin = "Origin: http://127.0.0.1:" + std::to_string(port());
+  stack_.wait_operation(start.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
+  EXPECT_EQ(
+      WsClient(port(), "/api/v1/spaces/" + granted_space_ + "/vnc", {with_cookie, origin}).status(),
+      101);
+  EXPECT_EQ(WsClient(port(), "/api/v1/spaces/" + granted_space_ + "/vnc", {with_cookie}).status(),
+            403);
+
+  // Logging out needs the token too, ends the session and clears the cookie.
+  EXPECT_EQ(client.request("DELETE", "/api/v1/session", "", "", {with_cookie}).status, 403);
+  const auto out =
+      client.request("DELETE", "/api/v1/session", "", "", {with_cookie, "X-CSRF-Token: " + csrf});
+  EXPECT_EQ(out.status, 204);
+  EXPECT_NE(out.header("set-cookie").find("Max-Age=0"), std::string::npos);
+  EXPECT_EQ(client.request("GET", "/api/v1/session", "", "", {with_cookie}).status, 401);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {with_cookie}).status, 401);
+}
+
+TEST_F(AccessTest, LoginWantsJsonAndSlowsGuessingDown) {
+  HttpClient client(port());
+  const std::string body = "username=a&password=b";
+  const auto form = client.send_raw(
+      "POST /api/v1/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+      "application/x-www-form-urlencoded\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  EXPECT_EQ(form.status, 415);
+  // Five wrong guesses; then even the right password waits (the lockout is a minute here).
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(
+        client.post("/api/v1/session", "", {{"username", other_.username}, {"password", "guess"}})
+            .status,
+        401);
+  const auto locked =
+      client.post("/api/v1/session", "",
+                  {{"username", other_.username}, {"password", "pw-" + other_.username}});
+  EXPECT_EQ(locked.status, 429) << locked.body;
+}
+
+}  // namespace
+}  // namespace bowline::api::testing
