@@ -140,7 +140,7 @@ void add_pool_verbs(CLI::App& app, int& exit_code) {
     auto* cmd = group->add_subcommand("create", "Create a pool (admins)");
     cmd->add_option("NAME", a->name, "The pool's name")->required();
     cmd->add_option("--template", a->template_name, "A NAT template's name")->required();
-    cmd->add_option("--size", a->size, "How many members to keep ready")->check(CLI::Range(1, 100));
+    cmd->add_option("--size", a->size, "How many members to keep ready")->check(CLI::Range(0, 100));
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return create(*a); }); });
   }

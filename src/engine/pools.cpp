@@ -25,8 +25,9 @@ const char* to_string(ClaimMethod method) {
 store::Pool Engine::create_pool(const std::string& name, const std::string& template_name,
                                 std::int64_t size) {
   check_name("pool name", name);
-  if (size < 1 || size > 100)
-    throw EngineError(EngineError::Kind::Invalid, "pool size: must be between 1 and 100");
+  // 0 is a pool that is kept but makes no members (e.g. while its template is reworked).
+  if (size < 0 || size > 100)
+    throw EngineError(EngineError::Kind::Invalid, "pool size: must be between 0 and 100");
   auto tmpl = store_.templates().find_by_name(template_name);
   if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "no template named " + template_name);
   if (store_.pools().find_by_name(name))
