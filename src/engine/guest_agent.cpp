@@ -62,10 +62,14 @@ if [ -n "$host" ]; then
     sed -i "s/^127\.0\.1\.1[[:space:]].*/127.0.1.1 $host/" /etc/hosts
   else echo "127.0.1.1 $host" >> /etc/hosts; fi
 fi
+# The previous user goes in the background: the owner must not wait for it (userdel alone took
+# about a second on an emulated guest), and guest-exec ends when our output pipes close.
 if [ -n "$old" ] && [ "$old" != "$user" ] && id -u "$old" >/dev/null 2>&1; then
-  pkill -KILL -u "$old" 2>/dev/null || true
-  userdel -r "$old" 2>/dev/null || userdel "$old" || true
-  for f in /etc/sudoers.d/*; do [ -f "$f" ] && sed -i "/^$old[[:space:]]/d" "$f"; done
+  setsid sh -c '
+    pkill -KILL -u "$1" 2>/dev/null
+    userdel -r "$1" 2>/dev/null || userdel "$1"
+    for f in /etc/sudoers.d/*; do [ -f "$f" ] && sed -i "/^$1[[:space:]]/d" "$f"; done
+  ' bowline-cleanup "$old" </dev/null >/dev/null 2>&1 &
 fi
 )sh";
 

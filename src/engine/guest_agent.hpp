@@ -35,7 +35,7 @@ bool agent_alive(const AgentCall& agent, std::chrono::seconds timeout = std::chr
 // Applies `identity` in the guest. Throws what `agent` throws when the agent cannot be reached,
 // GuestAgentError when a step fails inside the guest (with its output).
 void apply_identity(const AgentCall& agent, const GuestIdentity& identity,
-                    std::chrono::seconds timeout = std::chrono::seconds(10));
+                    std::chrono::seconds timeout = std::chrono::seconds(30));
 
 // Runs a program in the guest (guest-exec) and waits for it; returns its exit code, with
 // stdout+stderr in `output`. The agent only offers a status call to learn when it ended.
