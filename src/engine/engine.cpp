@@ -27,7 +27,6 @@ std::string network_key(const spec::Network& n) {
 
 }  // namespace
 
-
 namespace {
 
 // An unclaimed pool member has no owner: its guest user is "pool" until someone claims it.
