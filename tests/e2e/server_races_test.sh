@@ -126,8 +126,9 @@ python3 "$here/lib/create_many.py" "$BOWLINE_SERVER" "$BOWLINE_TOKEN" range5 20 
 same=$(jq -s . "$race/same.jsonl")
 check_eq "9: one name asked for 20 times at once: accepted" "202 198.51.100.200" \
   "$(jq -r '.[] | select(.status == 202) | "\(.status) \(.ip)"' <<<"$same")"
+# (a request that loses the race may meet the winner's name or its domain name first: both say so)
 check_eq "9: one name asked for 20 times at once: refused as taken (409)" 19 \
-  "$(jq '[.[] | select(.status == 409 and (.error // "" | test("space named")))] | length' <<<"$same")"
+  "$(jq '[.[] | select(.status == 409 and (.error // "" | test("space named|domain name")))] | length' <<<"$same")"
 out=$("$BOWLINE" space create range91 one-more 2>&1)
 check_eq "9: the CLI on an exhausted range: exit code" 1 "$?"
 check_match "9: the CLI on an exhausted range: the message" "198\.51\.100\.10-198\.51\.100\.100 is exhausted" "$out"
