@@ -208,7 +208,16 @@ check "the template's runcmd ran" \
 check "the owner has passwordless sudo" guest sudo -n true 2>>"$work/ssh.err"
 check "cloud-init reports done" grep -q 'status: done' <<<"$(guest cloud-init status 2>>"$work/ssh.err")"
 [ -s "$work/ssh.err" ] && sed 's/^/  ssh: /' "$work/ssh.err"
-agent_ping() { $VIRSH qemu-agent-command "$1" '{"execute":"guest-ping"}' 2>&1 | grep -q '"return"'; }
+# A few tries with a long timeout: on a loaded emulated host the agent's first answer can take
+# longer than virsh's default wait.
+agent_ping() {
+  local i
+  for i in 1 2 3; do
+    $VIRSH qemu-agent-command --timeout 30 "$1" '{"execute":"guest-ping"}' 2>&1 | grep -q '"return"' && return 0
+    sleep 2
+  done
+  return 1
+}
 check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
 
 # --- POOL PART (2/2): a claimed pre-booted member lets its new owner in without a reboot ------
