@@ -75,15 +75,6 @@ fi
 
 }  // namespace
 
-bool agent_alive(const AgentCall& agent, std::chrono::seconds timeout) {
-  try {
-    command(agent, {{"execute", "guest-ping"}}, timeout);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 int guest_exec(const AgentCall& agent, const std::string& path,
                const std::vector<std::string>& args, std::string& output,
                std::chrono::milliseconds timeout) {

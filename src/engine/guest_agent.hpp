@@ -29,9 +29,6 @@ class GuestAgentError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// True when the agent answers guest-ping within `timeout`.
-bool agent_alive(const AgentCall& agent, std::chrono::seconds timeout = std::chrono::seconds(2));
-
 // Applies `identity` in the guest. Throws what `agent` throws when the agent cannot be reached,
 // GuestAgentError when a step fails inside the guest (with its output).
 void apply_identity(const AgentCall& agent, const GuestIdentity& identity,

@@ -113,14 +113,5 @@ TEST(GuestAgent, AnAgentErrorNamesTheCommand) {
   }
 }
 
-TEST(GuestAgent, AliveOnlyWhenThePingIsAnswered) {
-  ScriptedAgent agent;
-  EXPECT_TRUE(agent_alive(call(agent)));
-  const AgentCall dead = [](const std::string&, std::chrono::seconds) -> std::string {
-    throw std::runtime_error("no agent");
-  };
-  EXPECT_FALSE(agent_alive(dead));
-}
-
 }  // namespace
 }  // namespace bowline::engine
