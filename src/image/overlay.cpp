@@ -4,6 +4,7 @@
 
 #include <system_error>
 
+#include "image/qcow2.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::image {
@@ -76,33 +77,35 @@ void Disks::create_overlay(const fs::path& base, const fs::path& overlay,
   if (fs::exists(fs::symlink_status(overlay, ec)))
     throw DiskError("the disk " + overlay.string() + " already exists; it is not overwritten");
 
-  const auto base_info = info(absolute_base);
-  if (base_info.format != "qcow2")
-    throw DiskError("the base image " + absolute_base.string() + " is " + base_info.format +
+  const auto base_header = read_qcow2_header(absolute_base);
+  if (!base_header) {
+    // Only on this failure path is qemu-img asked, so the message can name the format.
+    std::string format = "not qcow2";
+    try {
+      format = info(absolute_base).format;
+    } catch (const DiskError&) {
+    }
+    throw DiskError("the base image " + absolute_base.string() + " is " + format +
                     ", not qcow2: convert it with qemu-img convert -O qcow2");
-  std::optional<std::uint64_t> target;
+  }
+  std::uint64_t target = base_header->virtual_size;
   if (size_bytes) {
-    target = sector_aligned(*size_bytes);
-    if (*target < base_info.virtual_size)
+    const auto wanted = sector_aligned(*size_bytes);
+    if (wanted < base_header->virtual_size)
       throw DiskError("the disk size " + describe_size(*size_bytes) +
                       " is smaller than the base image's virtual size " +
-                      describe_size(base_info.virtual_size) + " (" + absolute_base.string() +
+                      describe_size(base_header->virtual_size) + " (" + absolute_base.string() +
                       "): a disk can only grow, so set disk to at least that or leave it out");
+    target = wanted;
   }
-
-  try {
-    run({options_.qemu_img, "create", "-f", "qcow2", "-F", "qcow2", "-b", absolute_base.string(),
-         overlay.string()});
-    if (target && *target > base_info.virtual_size) resize(overlay, *target);
-  } catch (...) {
-    fs::remove(overlay, ec);
-    throw;
-  }
+  write_qcow2_overlay(overlay, absolute_base, "qcow2", target);
 }
 
 bool Disks::grow(const fs::path& disk, std::uint64_t size_bytes) {
   const auto target = sector_aligned(size_bytes);
-  if (target <= info(disk).virtual_size) return false;
+  const auto header = read_qcow2_header(disk);
+  const auto current = header ? header->virtual_size : info(disk).virtual_size;
+  if (target <= current) return false;
   resize(disk, target);
   return true;
 }

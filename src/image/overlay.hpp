@@ -1,5 +1,5 @@
-// A space's disk: a qcow2 overlay on a shared base image, made and grown with qemu-img through
-// the ProcessRunner seam (so tests can assert the exact commands).
+// A space's disk: a qcow2 overlay on a shared base image, written in-process and grown with
+// qemu-img through the ProcessRunner seam (so tests can assert the exact commands).
 #pragma once
 
 #include <chrono>
@@ -33,19 +33,18 @@ class Disks {
  public:
   explicit Disks(util::ProcessRunner& runner, DiskOptions options = {});
 
-  // Makes `overlay` on top of `base` (made absolute: qemu-img would resolve a relative
-  // backing file against the overlay's directory), recording the backing format, then grows
-  // it to `size_bytes` when that is more than the base's virtual size. The base must be
-  // qcow2; a size below its virtual size is refused before anything is made; an existing
-  // overlay is never overwritten; a failure removes what was made. Runs:
-  //   qemu-img info -U --output=json <base>
-  //   qemu-img create -f qcow2 -F qcow2 -b <base> <overlay>
-  //   qemu-img resize -f qcow2 <overlay> <bytes>        (when it grows)
+  // Makes `overlay` on top of `base` (made absolute: a relative backing file would be
+  // resolved against the overlay's directory), recording the backing format, with the base's
+  // virtual size or `size_bytes` when that is more. The base must be qcow2; a size below its
+  // virtual size is refused before anything is made; an existing overlay is never
+  // overwritten; a failure removes what was made. Done in-process (image/qcow2.hpp says why):
+  // no command runs unless the base is not qcow2, when `qemu-img info` names its format.
   void create_overlay(const std::filesystem::path& base, const std::filesystem::path& overlay,
                       std::optional<std::uint64_t> size_bytes = std::nullopt);
 
-  // Grows an existing disk to `size_bytes`. Never shrinks: a size at or below the current
-  // virtual size changes nothing and returns false.
+  // Grows an existing disk to `size_bytes` with `qemu-img resize`. Never shrinks: a size at
+  // or below the current virtual size (read from the qcow2 header) changes nothing and
+  // returns false.
   bool grow(const std::filesystem::path& disk, std::uint64_t size_bytes);
 
   // `qemu-img info -U --output=json` (-U: also for a disk a running domain holds).

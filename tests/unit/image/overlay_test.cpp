@@ -1,5 +1,5 @@
-// Disks: the exact qemu-img commands through a scripted ProcessRunner, then the same on real
-// files with the real qemu-img.
+// Disks and the in-process qcow2 writer: the commands through a scripted ProcessRunner, then
+// every overlay we write checked by the real qemu-img and qemu-io.
 #include "image/overlay.hpp"
 
 #include <gmock/gmock.h>
@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 
+#include "image/qcow2.hpp"
 #include "image_test_support.hpp"
 
 namespace bowline::image::test {
@@ -46,71 +47,76 @@ std::string info_json(std::uint64_t size, const std::string& format = "qcow2") {
          format + R"(", "dirty-flag": false})";
 }
 
-TEST(DisksArgv, CreatesAnOverlayWithItsBackingFormatAndNoResizeWithoutASize) {
+// Overlays are written in-process: no command runs on the way, whatever the size.
+TEST(DisksArgv, CreatingAnOverlayRunsNoCommand) {
+  TempDir dir;
+  write_qcow2_overlay(dir.file("base.qcow2"), "/somewhere/else.qcow2", "qcow2", 2 * kGiB);
   ScriptedRunner runner;
-  runner.answer(0, info_json(2 * kGiB));
-  runner.answer(0);
   Disks disks(runner);
-  disks.create_overlay("/images/base/debian.qcow2", "/images/dev/disk.qcow2");
-  EXPECT_THAT(
-      runner.calls,
-      ElementsAre(Argv{"qemu-img", "info", "-U", "--output=json", "/images/base/debian.qcow2"},
-                  Argv{"qemu-img", "create", "-f", "qcow2", "-F", "qcow2", "-b",
-                       "/images/base/debian.qcow2", "/images/dev/disk.qcow2"}));
-  EXPECT_EQ(runner.timeouts.front(), std::chrono::milliseconds(120000));
+  disks.create_overlay(dir.file("base.qcow2"), dir.file("a.qcow2"));
+  disks.create_overlay(dir.file("base.qcow2"), dir.file("b.qcow2"), 20 * kGiB + 1);
+  EXPECT_TRUE(runner.calls.empty());
+  EXPECT_EQ(read_qcow2_header(dir.file("a.qcow2"))->virtual_size, 2 * kGiB);
+  EXPECT_EQ(read_qcow2_header(dir.file("b.qcow2"))->virtual_size, 20 * kGiB + 512);
 }
 
-TEST(DisksArgv, GrowsTheOverlayToTheSpecSizeInSectorBytes) {
+TEST(DisksArgv, ARelativeBaseIsRecordedAbsolute) {
+  TempDir dir;
+  write_qcow2_overlay(dir.file("base.qcow2"), "/x.qcow2", "qcow2", kGiB);
+  const auto cwd = fs::current_path();
+  fs::current_path(dir.file(""));
   ScriptedRunner runner;
-  runner.answer(0, info_json(2 * kGiB));
-  runner.answer(0);
-  runner.answer(0);
-  Disks disks(runner, {"/usr/bin/qemu-img", 5s});
-  disks.create_overlay("/b/base.qcow2", "/o/disk.qcow2", 20 * kGiB + 1);
-  ASSERT_EQ(runner.calls.size(), 3u);
-  EXPECT_EQ(runner.calls[2], (Argv{"/usr/bin/qemu-img", "resize", "-f", "qcow2", "/o/disk.qcow2",
-                                   std::to_string(20 * kGiB + 512)}));
-  EXPECT_EQ(runner.timeouts[2], 5000ms);
-}
-
-TEST(DisksArgv, ASizeEqualToTheBaseNeedsNoResize) {
-  ScriptedRunner runner;
-  runner.answer(0, info_json(2 * kGiB));
   Disks disks(runner);
-  disks.create_overlay("/b/base.qcow2", "/o/disk.qcow2", 2 * kGiB);
-  EXPECT_EQ(runner.calls.size(), 2u);
-}
-
-TEST(DisksArgv, ARelativeBaseIsMadeAbsolute) {
-  ScriptedRunner runner;
-  runner.answer(0, info_json(kGiB));
-  Disks disks(runner);
-  disks.create_overlay("base/./x.qcow2", "/o/disk.qcow2");
-  const auto expected = (fs::current_path() / "base/x.qcow2").string();
-  EXPECT_EQ(runner.calls[0].back(), expected);
-  EXPECT_EQ(runner.calls[1][7], expected);
+  disks.create_overlay("./sub/../base.qcow2", dir.file("disk.qcow2"));
+  fs::current_path(cwd);
+  EXPECT_EQ(read_qcow2_header(dir.file("disk.qcow2"))->backing_file,
+            (fs::path(dir.file("")) / "base.qcow2").lexically_normal().string());
 }
 
 TEST(DisksArgv, ASizeBelowTheBaseIsRefusedBeforeAnythingIsMade) {
+  TempDir dir;
+  write_qcow2_overlay(dir.file("base.qcow2"), "/x.qcow2", "qcow2", 2 * kGiB);
   ScriptedRunner runner;
-  runner.answer(0, info_json(2 * kGiB));
   Disks disks(runner);
   try {
-    disks.create_overlay("/b/base.qcow2", "/o/disk.qcow2", kGiB);
+    disks.create_overlay(dir.file("base.qcow2"), dir.file("disk.qcow2"), kGiB);
     FAIL() << "no error";
   } catch (const DiskError& e) {
     EXPECT_THAT(e.what(), HasSubstr("the disk size 1073741824 bytes (1 GiB) is smaller than the "
                                     "base image's virtual size 2147483648 bytes (2 GiB)"));
   }
-  EXPECT_EQ(runner.calls.size(), 1u);  // only the info
+  EXPECT_FALSE(fs::exists(dir.file("disk.qcow2")));
 }
 
-TEST(DisksArgv, ARawBaseIsRefused) {
+// Only then is qemu-img asked, for a message that names the format.
+TEST(DisksArgv, ARawBaseIsRefusedByItsFormatsName) {
+  TempDir dir;
+  write_file(dir.file("base.img"), std::string(4096, '\0'));
   ScriptedRunner runner;
   runner.answer(0, info_json(kGiB, "raw"));
   Disks disks(runner);
-  EXPECT_THROW(disks.create_overlay("/b/base.img", "/o/disk.qcow2"), DiskError);
+  try {
+    disks.create_overlay(dir.file("base.img"), dir.file("disk.qcow2"));
+    FAIL() << "no error";
+  } catch (const DiskError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("base.img is raw, not qcow2: convert it with qemu-img "
+                                    "convert -O qcow2"));
+  }
   EXPECT_EQ(runner.calls.size(), 1u);
+  EXPECT_FALSE(fs::exists(dir.file("disk.qcow2")));
+}
+
+TEST(DisksArgv, AMissingBaseIsNamed) {
+  TempDir dir;
+  ScriptedRunner runner;
+  Disks disks(runner);
+  try {
+    disks.create_overlay(dir.file("gone.qcow2"), dir.file("disk.qcow2"));
+    FAIL() << "no error";
+  } catch (const DiskError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot open " + dir.file("gone.qcow2")));
+  }
+  EXPECT_FALSE(fs::exists(dir.file("disk.qcow2")));
 }
 
 TEST(DisksArgv, QemuImgFailuresCarryItsMessage) {
@@ -118,12 +124,13 @@ TEST(DisksArgv, QemuImgFailuresCarryItsMessage) {
   runner.answer(1, "", "qemu-img: Could not open '/b/base.qcow2': No such file or directory\n");
   Disks disks(runner);
   try {
-    disks.create_overlay("/b/base.qcow2", "/o/disk.qcow2");
+    disks.info("/b/base.qcow2");
     FAIL() << "no error";
   } catch (const DiskError& e) {
     EXPECT_THAT(e.what(), HasSubstr("qemu-img info -U --output=json /b/base.qcow2 failed: "
                                     "qemu-img: Could not open"));
   }
+  EXPECT_EQ(runner.timeouts.front(), std::chrono::milliseconds(120000));
   ScriptedRunner slow;
   slow.answers.push_back({137, "", "", true});
   Disks slow_disks(slow);
@@ -135,18 +142,18 @@ TEST(DisksArgv, QemuImgFailuresCarryItsMessage) {
 }
 
 TEST(DisksArgv, GrowNeverShrinks) {
+  TempDir dir;
+  write_qcow2_overlay(dir.file("disk.qcow2"), "/b/base.qcow2", "qcow2", 10 * kGiB);
   ScriptedRunner runner;
-  runner.answer(0, info_json(10 * kGiB));
-  runner.answer(0, info_json(10 * kGiB));
-  runner.answer(0, info_json(10 * kGiB));
-  runner.answer(0);
-  Disks disks(runner);
-  EXPECT_FALSE(disks.grow("/o/disk.qcow2", 5 * kGiB));
-  EXPECT_FALSE(disks.grow("/o/disk.qcow2", 10 * kGiB));
-  EXPECT_TRUE(disks.grow("/o/disk.qcow2", 12 * kGiB));
-  ASSERT_EQ(runner.calls.size(), 4u);
-  EXPECT_EQ(runner.calls[3], (Argv{"qemu-img", "resize", "-f", "qcow2", "/o/disk.qcow2",
-                                   std::to_string(12 * kGiB)}));
+  Disks disks(runner, {"/usr/bin/qemu-img", 5s});
+  EXPECT_FALSE(disks.grow(dir.file("disk.qcow2"), 5 * kGiB));
+  EXPECT_FALSE(disks.grow(dir.file("disk.qcow2"), 10 * kGiB));
+  EXPECT_TRUE(runner.calls.empty());  // the size came from the header
+  EXPECT_TRUE(disks.grow(dir.file("disk.qcow2"), 12 * kGiB + 1));
+  ASSERT_EQ(runner.calls.size(), 1u);
+  EXPECT_EQ(runner.calls[0], (Argv{"/usr/bin/qemu-img", "resize", "-f", "qcow2",
+                                   dir.file("disk.qcow2"), std::to_string(12 * kGiB + 512)}));
+  EXPECT_EQ(runner.timeouts[0], 5000ms);
 }
 
 TEST(DisksArgv, InfoReadsTheBackingFile) {
@@ -209,7 +216,7 @@ TEST_F(RealDisks, AnExistingDiskIsNeverOverwritten) {
 }
 
 TEST_F(RealDisks, AFailedCreateLeavesNoFile) {
-  // The overlay's directory does not exist: qemu-img create fails after info succeeded.
+  // The overlay's directory does not exist: the write fails after the base was read.
   EXPECT_THROW(disks_.create_overlay(dir_.file("base.qcow2"), dir_.file("nodir/disk.qcow2")),
                DiskError);
   EXPECT_FALSE(fs::exists(dir_.file("nodir")));
