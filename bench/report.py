@@ -8,6 +8,8 @@ import sys
 RAW_TARGET = 1.10  # bowline within 1.10x of the raw libvirt floor
 VIRT_INSTALL_TARGET = 1.5  # and at least 1.5x faster than the virt-install pipeline
 LIST_P99_TARGET_MS = 20.0
+VNC_RATIO_TARGET = 0.80  # the VNC bridge moves >= 80% of a direct connection's bytes/s
+CONSOLE_ADDED_P99_TARGET_MS = 2.0  # the console bridge adds < 2 ms at p99
 
 
 def main():
@@ -27,8 +29,10 @@ def main():
         f = row["figures"]
         print("load average (1, 5, 15 min) on %d CPUs: %s at the start, %s at the end"
               % (f["cpus"], f["start"], f["end"]))
-    print("== create -> domain running (control plane; libvirt's STARTED event), median of %s ==" % sys.argv[2])
     medians = {}
+    if any(m in by for m in ("raw", "virsh", "virt-install", "bowline")):
+        print("== create -> domain running (control plane; libvirt's STARTED event), median of %s =="
+              % sys.argv[2])
     for method, label in [("raw", "raw libvirt (C API define+start)"),
                           ("virsh", "virsh define + start"),
                           ("virt-install", "virt-install pipeline"),
@@ -47,7 +51,8 @@ def main():
     if medians.get("virsh") and medians.get("raw"):
         print("  virsh / raw            %.2fx" % (medians["virsh"] / medians["raw"]))
 
-    print("== bowline, the same spaces (median) ==")
+    if "bowline" in by:
+        print("== bowline, the same spaces (median) ==")
     for key, label in [("accepted_ms", "create request answered (202)"),
                        ("state_running_ms", "create -> state running on /events"),
                        ("ready_ms", "create -> ready (cloud-init finished)"),
@@ -102,9 +107,36 @@ def main():
         if "note" in f:
             print("  " + f["note"])
         else:
-            verdict = "meets target" if f["claim_ms"] < 1000 and f["ready"] else "MISSES target"
+            claim_verdict = verdict(f["claim_ms"] < 1000 and f["ready"])
             print(f"  claim -> {f['owner']}'s space {f['state']}, ready={f['ready']}: "
-                  f"{f['claim_ms']:.0f} ms  {verdict}")
+                  f"{f['claim_ms']:.0f} ms  {claim_verdict}")
+
+    for row in by.get("vnc", []):
+        print("== VNC: RFB Raw throughput from the same QEMU VNC server (target bridge/direct >= %.2f) =="
+              % VNC_RATIO_TARGET)
+        f = row["figures"]
+        if "note" in f:
+            print("  " + f["note"])
+            continue
+        print("  screen %s, %.2f MB a frame, %d interleaved rounds of %.0f s, %d requests in flight"
+              % (f["screen"], f["frame_bytes"] / 1e6, len(f["direct_Bps"]), f["seconds"], f["in_flight"]))
+        for key, label in [("direct", "direct (virDomainOpenGraphicsFD)"),
+                           ("bridge", "bowline WebSocket bridge")]:
+            print("  %-34s %7.1f MB/s  [%s]  frames/s %s"
+                  % (label, f[key + "_median_Bps"] / 1e6,
+                     ", ".join("%.1f" % (v / 1e6) for v in f[key + "_Bps"]),
+                     ", ".join("%.1f" % (u / f["seconds"]) for u in f[key + "_updates"])))
+        print("  bridge / direct %.2f  %s" % (f["ratio"], verdict(f["ratio"] >= VNC_RATIO_TARGET)))
+    for row in by.get("console", []):
+        f = row["figures"]
+        print("== console: one-byte round trips, %d each way (target: the bridge adds < %.0f ms at p99) =="
+              % (f["rounds"], CONSOLE_ADDED_P99_TARGET_MS))
+        for key, label in [("direct", "echo console alone"),
+                           ("bridge", "through HttpServer + ConsoleHub")]:
+            print("  %-32s p50 %6.3f ms  p99 %6.3f ms  max %6.3f ms"
+                  % (label, f[key + "_p50_ms"], f[key + "_p99_ms"], f[key + "_max_ms"]))
+        print("  added by the bridge: p50 %.3f ms, p99 %.3f ms  %s"
+              % (f["added_p50_ms"], f["added_p99_ms"], verdict(f["added_p99_ms"] < CONSOLE_ADDED_P99_TARGET_MS)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,316 @@
+// bowline-bench-access: what bowline's WebSocket bridges cost (issue 6), one JSON line out.
+//
+//   vnc URI SERVER TOKEN SPACE_ID DOMAIN ROUNDS SECONDS
+//       RFB throughput from the running domain's QEMU VNC server, Raw encoding, full-screen
+//       non-incremental requests, read two ways in interleaved rounds of SECONDS each:
+//         direct   a socket of our own from virDomainOpenGraphicsFD (SKIPAUTH): the very kind
+//                  of connection the bridge itself reads from
+//         bridge   ws://SERVER/api/v1/spaces/SPACE_ID/vnc of a real `bowline server`
+//   console ROUNDS
+//       one-byte round trips through the console path: bowline's HttpServer and ConsoleHub
+//       (the console route's own open/message/close wiring) in this process, in front of an
+//       echo console behind the Hypervisor seam, against the same echo console without them.
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "api/console_hub.hpp"
+#include "api/http_server.hpp"
+#include "byte_pipe.hpp"
+#include "libvirt/hypervisor.hpp"
+#include "rfb_client.hpp"
+
+namespace bowline::bench {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto at = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(at, v.size() - 1)];
+}
+
+// ---- VNC ------------------------------------------------------------------------------------
+
+std::string libvirt_message() {
+  const auto* e = virGetLastError();
+  return e && e->message ? e->message : "unknown libvirt error";
+}
+
+int open_display(virConnectPtr connection, const std::string& domain) {
+  virDomainPtr dom = virDomainLookupByName(connection, domain.c_str());
+  if (!dom) throw std::runtime_error("domain " + domain + ": " + libvirt_message());
+  const int fd = virDomainOpenGraphicsFD(dom, 0, VIR_DOMAIN_OPEN_GRAPHICS_SKIPAUTH);
+  virDomainFree(dom);
+  if (fd < 0) throw std::runtime_error("open the display of " + domain + ": " + libvirt_message());
+  return fd;
+}
+
+int vnc(const std::string& uri, const std::string& server, const std::string& token,
+        const std::string& space, const std::string& domain, int rounds, double seconds) {
+  virConnectPtr connection = virConnectOpen(uri.c_str());
+  if (!connection) throw std::runtime_error("cannot connect to " + uri + ": " + libvirt_message());
+  const auto duration = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  // Two requests in flight: the next one is already at QEMU while an update travels, so the
+  // figure is the path's bandwidth rather than its round-trip time.
+  constexpr int kInFlight = 2;
+  nlohmann::json out;
+  std::vector<double> direct, bridge;
+  const auto one = [&](bool through_bridge) {
+    std::unique_ptr<BytePipe> pipe;
+    if (through_bridge)
+      pipe = std::make_unique<WsPipe>(server, "/api/v1/spaces/" + space + "/vnc", token);
+    else
+      pipe = std::make_unique<FdPipe>(open_display(connection, domain));
+    RfbClient client(*pipe);
+    const auto r = client.measure(duration, kInFlight);
+    const double rate = static_cast<double>(r.bytes) / r.seconds;
+    (through_bridge ? bridge : direct).push_back(rate);
+    out["screen"] = std::to_string(r.width) + "x" + std::to_string(r.height);
+    out["frame_bytes"] = r.updates ? r.bytes / r.updates : 0;
+    out[through_bridge ? "bridge_updates" : "direct_updates"].push_back(r.updates);
+  };
+  for (int round = 0; round < rounds; ++round) {
+    // Alternate which goes first, so neither always meets the host's quieter moment.
+    one(round % 2 == 1);
+    one(round % 2 == 0);
+  }
+  virConnectClose(connection);
+  out["direct_Bps"] = direct;
+  out["bridge_Bps"] = bridge;
+  out["direct_median_Bps"] = median(direct);
+  out["bridge_median_Bps"] = median(bridge);
+  out["ratio"] = median(direct) > 0 ? median(bridge) / median(direct) : 0;
+  out["seconds"] = seconds;
+  out["in_flight"] = kInFlight;
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+// ---- console --------------------------------------------------------------------------------
+
+// A console whose guest echoes at once: one end of a socketpair, a thread on the other end
+// sending back whatever arrives (what a pty in QEMU is to libvirt, minus the guest).
+class EchoConsole final : public libvirt::ByteStream {
+ public:
+  EchoConsole() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+      throw libvirt::HypervisorError("socketpair failed");
+    fd_ = fds[0];
+    echo_ = std::thread([fd = fds[1]] {
+      char buffer[4096];
+      for (;;) {
+        const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n <= 0) break;
+        if (::send(fd, buffer, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
+      }
+      ::close(fd);
+    });
+  }
+  ~EchoConsole() override {
+    close();
+    echo_.join();
+    ::close(fd_);
+  }
+
+  std::string read(std::chrono::milliseconds timeout, std::size_t max) override {
+    pollfd p{fd_, POLLIN, 0};
+    if (closed_ || ::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return {};
+    std::string out(max, '\0');
+    const auto n = ::recv(fd_, out.data(), max, MSG_DONTWAIT);
+    if (n <= 0) {
+      if (n == 0) eof_ = true;
+      return {};
+    }
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+  }
+  void write(std::string_view data) override {
+    if (closed_) throw libvirt::HypervisorError("the echo console is closed");
+    while (!data.empty()) {
+      const auto n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n < 0) throw libvirt::HypervisorError("the echo console failed");
+      data.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  bool eof() const override { return eof_ || closed_; }
+  void close() override {
+    if (!closed_.exchange(true)) ::shutdown(fd_, SHUT_RDWR);
+  }
+
+ private:
+  int fd_ = -1;
+  std::thread echo_;
+  std::atomic<bool> closed_{false}, eof_{false};
+};
+
+// The Hypervisor seam with nothing but echo consoles.
+class EchoHost final : public libvirt::Hypervisor {
+ public:
+  std::string uri() const override { return "bench-echo"; }
+  libvirt::DomainInfo define(const std::string&) override { throw no(); }
+  void start(const std::string&, libvirt::StartOptions) override { throw no(); }
+  void resume(const std::string&) override { throw no(); }
+  void shutdown(const std::string&) override { throw no(); }
+  bool destroy(const std::string&) override { throw no(); }
+  bool undefine(const std::string&) override { throw no(); }
+  std::optional<libvirt::DomainInfo> lookup(const std::string&) override { throw no(); }
+  std::vector<libvirt::DomainInfo> list() override { throw no(); }
+  libvirt::DomainStatus state(const std::string&) override { throw no(); }
+  void set_autostart(const std::string&, bool) override { throw no(); }
+  std::string domain_xml(const std::string&, bool) override { throw no(); }
+  std::vector<libvirt::InterfaceAddress> interface_addresses(const std::string&,
+                                                             libvirt::AddressSource) override {
+    throw no();
+  }
+  std::string agent_command(const std::string&, const std::string&, std::chrono::seconds) override {
+    throw no();
+  }
+  libvirt::Subscription subscribe(libvirt::LifecycleCallback) override { throw no(); }
+  std::optional<libvirt::NetworkInfo> lookup_network(const std::string&) override { throw no(); }
+  std::vector<libvirt::NetworkInfo> list_networks() override { throw no(); }
+  std::vector<libvirt::NodeDevice> node_devices() override { throw no(); }
+  libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw no(); }
+  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+                                                    bool) override {
+    return std::make_unique<EchoConsole>();
+  }
+
+ private:
+  static libvirt::HypervisorError no() { return libvirt::HypervisorError("not in this bench"); }
+};
+
+// One byte out, the same byte back; milliseconds.
+double round_trip(BytePipe& pipe, char byte) {
+  const auto t0 = Clock::now();
+  pipe.write_all(std::string_view(&byte, 1));
+  char got = 0;
+  pipe.read_exact(&got, 1, 10s);
+  const auto t1 = Clock::now();
+  if (got != byte) throw std::runtime_error("the echo sent back another byte");
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+// The echo console as a BytePipe: the "direct" side (no HTTP, no hub).
+class StreamPipe final : public BytePipe {
+ public:
+  explicit StreamPipe(std::unique_ptr<libvirt::ByteStream> s) : stream_(std::move(s)) {}
+  void write_all(std::string_view bytes) override { stream_->write(bytes); }
+  std::size_t read_some(char* out, std::size_t max, std::chrono::milliseconds timeout) override {
+    const auto got = stream_->read(timeout, max);
+    std::copy(got.begin(), got.end(), out);
+    return got.size();
+  }
+
+ private:
+  std::unique_ptr<libvirt::ByteStream> stream_;
+};
+
+int console(int rounds) {
+  EchoHost host;
+  api::ConsoleHub hub(host, 64 * 1024);
+  // The console route's wiring (routes_access.cpp) without the checks before the upgrade.
+  const std::string domain = "bench";
+  api::HttpServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  api::HttpServer server(options, [&hub, domain](api::Request&) {
+    struct Viewer {
+      std::mutex mutex;
+      std::optional<std::uint64_t> id;
+    };
+    auto viewer = std::make_shared<Viewer>();
+    auto upgrade = std::make_shared<api::Upgrade>();
+    upgrade->open = [&hub, domain, viewer](std::shared_ptr<api::SocketPeer> peer) {
+      std::lock_guard lock(viewer->mutex);
+      viewer->id = hub.attach(domain, std::move(peer));
+    };
+    upgrade->message = [&hub, domain](std::string bytes) { hub.input(domain, std::move(bytes)); };
+    upgrade->close = [&hub, domain, viewer] {
+      std::lock_guard lock(viewer->mutex);
+      if (viewer->id) hub.detach(domain, *viewer->id);
+    };
+    api::Response response;
+    response.upgrade = std::move(upgrade);
+    return response;
+  });
+  server.start();
+
+  std::vector<double> direct, bridge;
+  {
+    WsPipe ws("http://127.0.0.1:" + std::to_string(server.port()), "/console", "bench");
+    StreamPipe plain(host.open_console(domain, {}, true));
+    // Warm-up of both, then blocks that alternate between them.
+    for (int i = 0; i < 50; ++i) {
+      round_trip(plain, 'w');
+      round_trip(ws, 'w');
+    }
+    constexpr int kBlock = 100;
+    for (int done = 0; done < rounds;) {
+      const int n = std::min(kBlock, rounds - done);
+      for (int i = 0; i < n; ++i)
+        direct.push_back(round_trip(plain, static_cast<char>('a' + i % 26)));
+      for (int i = 0; i < n; ++i) bridge.push_back(round_trip(ws, static_cast<char>('a' + i % 26)));
+      done += n;
+    }
+  }
+  server.stop();
+  nlohmann::json out;
+  out["rounds"] = rounds;
+  out["direct_p50_ms"] = percentile(direct, 0.50);
+  out["direct_p99_ms"] = percentile(direct, 0.99);
+  out["direct_max_ms"] = percentile(direct, 1.0);
+  out["bridge_p50_ms"] = percentile(bridge, 0.50);
+  out["bridge_p99_ms"] = percentile(bridge, 0.99);
+  out["bridge_max_ms"] = percentile(bridge, 1.0);
+  out["added_p50_ms"] = percentile(bridge, 0.50) - percentile(direct, 0.50);
+  out["added_p99_ms"] = percentile(bridge, 0.99) - percentile(direct, 0.99);
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
+int usage() {
+  std::cerr << "usage: bowline-bench-access vnc URI SERVER TOKEN SPACE_ID DOMAIN ROUNDS SECONDS\n"
+               "       bowline-bench-access console ROUNDS\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace bowline::bench
+
+int main(int argc, char** argv) {
+  using namespace bowline::bench;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.size() == 8 && args[0] == "vnc")
+      return vnc(args[1], args[2], args[3], args[4], args[5], std::stoi(args[6]),
+                 std::stod(args[7]));
+    if (args.size() == 2 && args[0] == "console") return console(std::stoi(args[1]));
+    return usage();
+  } catch (const std::exception& e) {
+    std::cerr << "bowline-bench-access: " << e.what() << "\n";
+    return 1;
+  }
+}
