@@ -5,10 +5,7 @@
 # image, the bridge, the server and the users (with the CLI); the browser part logs in,
 # creates a space and watches it reach running, opens VM Display and VM Console, and checks
 # that a user without the permissions gets neither. Screenshots go to SCREENSHOT_DIR.
-# The server and the browser run in a network namespace of their own with only loopback: the
-# browser cannot reach anything outside, and other tests' bridges coming and going do not make
-# Chromium abort its requests (ERR_NETWORK_CHANGED). The server still sees the host's bridges
-# (sysfs) and reaches libvirtd over its socket; the guests live in the host's namespace.
+# The server and the browser run in a network namespace with only loopback (lib/web.sh).
 # Usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR
 # Prints "N passed, M failed"; exit status 1 when a case failed. Everything it makes is
 # removed on exit, also on failure.
@@ -16,31 +13,16 @@ set -uo pipefail
 
 log() { echo "web_ui_test: $*"; }
 work=""
-server_pid=""
+# shellcheck source=lib/web.sh
+. "$(dirname "$0")/lib/web.sh"
 
 # The part inside the network namespace: server, users, template, browser.
 inner() {
-  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 port="" status
-  local root
-  root=$(cd "$(dirname "$0")/../.." && pwd)
+  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 status
   work=$3
-  trap '[ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid"' EXIT
-  ip link set lo up || { log "FAIL: loopback in the test's network namespace"; return 1; }
-  "$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$work/images" \
-    --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" \
-    >"$work/server.log" 2>&1 &
-  server_pid=$!
-  port=""
-  for _ in $(seq 1 120); do
-    port=$(grep -aoE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -oE '[0-9]+$')
-    [ -n "$port" ] && break
-    kill -0 "$server_pid" 2>/dev/null || ifail "the server exited"
-    sleep 0.5
-  done
-  [ -n "$port" ] || ifail "the server did not start listening"
-  export BOWLINE_SERVER=http://127.0.0.1:$port
-  BOWLINE_TOKEN=$(cat "$work/data/admin.token") || ifail "no admin.token"
-  export BOWLINE_TOKEN
+  trap web_server_stop EXIT
+  web_netns_up || ifail "loopback in the test's network namespace"
+  web_server_start "$bowline" "$work" "$work/images" --resolvers "$resolver" || ifail "$WEB_ERROR"
   log "server on $BOWLINE_SERVER"
 
   local alice_password=alice-$prefix-pw bob_password=bob-$prefix-pw
@@ -51,7 +33,7 @@ inner() {
 
   BASE_URL=$BOWLINE_SERVER TEMPLATE=$prefix SCREENSHOT_DIR=$shots CHOSEN_IP=$chosen_ip \
     ALICE_PASSWORD=$alice_password BOB_PASSWORD=$bob_password ADMIN_TOKEN=$BOWLINE_TOKEN \
-    node "$root/web/tests/e2e.mjs"
+    web_node e2e.mjs
   status=$?
   return $status
 }
@@ -97,9 +79,7 @@ fail() {
 
 
 [ "$(id -u)" = 0 ] || fail "needs root (libvirt system connection, bridges)"
-[ -x /usr/bin/chromium ] || fail "no /usr/bin/chromium (scripts/setup installs it)"
-command -v node >/dev/null || fail "no node (scripts/setup installs nodejs)"
-[ -d "$root/web/node_modules/playwright-core" ] || fail "no web/node_modules (scripts/setup runs npm ci in web/)"
+web_preflight "$root" || fail "$WEB_ERROR"
 $VIRSH -q list >/dev/null 2>&1 || "$root/scripts/prepare-host" >/dev/null
 
 mkdir -p /var/lib/libvirt/images
@@ -137,7 +117,7 @@ display: true
 console: true
 YAML
 
-unshare --net -- bash "$0" --inner "$bowline" "$shots" "$work" "$prefix" "$net_prefix.$((base + 1))" \
+web_in_netns "$0" "$bowline" "$shots" "$work" "$prefix" "$net_prefix.$((base + 1))" \
   "$net_prefix.$((base + 10))"
 status=$?
 [ $status = 0 ] || tail -n 40 "$work/server.log" | sed 's/^/  server: /'

@@ -2,15 +2,12 @@
 // real bowline server and guest; started by tests/e2e/web_ui_test.sh, which makes the server,
 // the users alice (use-vnc, use-web-terminal) and bob (neither) and the template TEMPLATE
 // (display and console on). Prints "N passed, M failed" (and the skipped cases with why).
-import { chromium } from "playwright-core";
-import http from "node:http";
 import path from "node:path";
+import {
+  env, Skip, check, testRun, launchBrowser, upgradeStatus as upgradeAt, watchErrors, login as loginAt,
+  openViewer as openViewerAt, awaitLoginPrompt,
+} from "./lib.mjs";
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const BASE = env("BASE_URL");
 const TEMPLATE = env("TEMPLATE");
 const SHOTS = env("SCREENSHOT_DIR");
@@ -20,72 +17,9 @@ const ADMIN_TOKEN = env("ADMIN_TOKEN");
 const CHOSEN_IP = env("CHOSEN_IP");  // in the template's range, for a space with a chosen address
 const BOOT_TIMEOUT = Number(process.env.BOOT_TIMEOUT || 300) * 1000;  // TCG on busy cores
 
-const results = [];
-const log = (...a) => console.log("web_ui_test:", ...a);
-
-class Skip extends Error {}
-
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    log(`PASS ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  } catch (e) {
-    if (e instanceof Skip) {
-      results.push({ name, skipped: e.message });
-      log(`SKIP ${name}: ${e.message}`);
-      return;
-    }
-    results.push({ name, ok: false });
-    log(`FAIL ${name}: ${e.stack || e}`);
-  }
-}
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-// The server's answer to a WebSocket upgrade of `p`: its status code (101: accepted). With a
-// cookie header and the page's Origin, as a browser would send them, or with a bearer token.
-function upgradeStatus(p, { cookie, token, origin } = {}) {
-  return new Promise((resolve, reject) => {
-    const headers = {
-      Connection: "Upgrade",
-      Upgrade: "websocket",
-      "Sec-WebSocket-Version": "13",
-      "Sec-WebSocket-Key": Buffer.from(String(Math.random()).slice(0, 16)).toString("base64"),
-    };
-    if (cookie) headers.Cookie = cookie;
-    if (token) headers.Authorization = `Bearer ${token}`;
-    if (origin) headers.Origin = origin;
-    const req = http.request(`${BASE}/api/v1${p}`, { headers });
-    req.on("upgrade", (res, socket) => { socket.destroy(); resolve(101); });
-    req.on("response", (res) => { res.resume(); resolve(res.statusCode); });
-    req.on("error", reject);
-    req.setTimeout(15000, () => { req.destroy(new Error("upgrade timed out")); });
-    req.end();
-  });
-}
-
-// Pages must not trip the Content-Security-Policy nor throw.
-function watchErrors(page, errors) {
-  page.on("console", (m) => {
-    if (m.type() === "error" && /Content Security Policy|Refused to/.test(m.text())) errors.push(m.text());
-  });
-  page.on("pageerror", (e) => errors.push(String(e)));
-}
-
-async function login(page, username, password) {
-  await page.goto(BASE + "/");
-  // Keyboard only: the username field has focus; Tab to the password; Enter submits.
-  await page.waitForSelector('form[aria-label="Log in"] input[name=username]:focus');
-  await page.keyboard.type(username);
-  await page.keyboard.press("Tab");
-  await page.keyboard.type(password);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector("header.top nav");
-}
+const { step, finish } = testRun("web_ui_test");
+const upgradeStatus = (p, opts) => upgradeAt(BASE, p, opts);
+const login = (page, username, password) => loginAt(page, BASE, username, password);
 
 // Whether the noVNC canvas shows at least `min` distinct colours (1: a blank screen).
 // A predicate function, not a string: a string predicate is evaluated with eval
@@ -100,16 +34,7 @@ const screenHasContent = (min) => {
 };
 
 async function main() {
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--disable-default-apps", "--disable-extensions", "--no-first-run",
-      "--disable-domain-reliability", "--disable-client-side-phishing-detection",
-      "--metrics-recording-only", "--no-pings", "--disable-features=Translate,OptimizationHints,MediaRouter",
-    ],
-  });
+  const browser = await launchBrowser();
   const errors = [];
   const alice = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await alice.newPage();
@@ -146,15 +71,7 @@ async function main() {
     spaceId = (await row.locator("a").first().getAttribute("href")).split("/").pop();
   });
 
-  const openViewer = async (kind) => {
-    await page.goto(`${BASE}/#/spaces/${spaceId}`);
-    const item = page.locator(`button[data-menu="${kind}"]`);
-    await item.waitFor();
-    const [popup] = await Promise.all([page.waitForEvent("popup"), item.click()]);
-    watchErrors(popup, errors);
-    await popup.waitForLoadState();
-    return popup;
-  };
+  const openViewer = (kind) => openViewerAt(page, BASE, spaceId, kind, errors);
 
   await step("VM Display: the guest's screen, its resolution, 1:1/Fit remembered", async () => {
     if (!spaceId) throw new Skip("no running space");
@@ -205,16 +122,7 @@ async function main() {
     if (s === 404) throw new Skip("the server has no /console WebSocket route yet (404 on upgrade)");
     const popup = await openViewer("console");
     await popup.locator('[data-status="connected"]').waitFor({ timeout: 60000 });
-    const sawLogin = () => popup.waitForFunction(() => /login:/.test(window.bowlineConsoleText()), null,
-      { timeout: 20000, polling: 500 }).then(() => true, () => false);
-    // The prompt is in the scrollback when the guest printed it before we came; Enter asks
-    // getty for a fresh one otherwise (the guest may still be booting).
-    let ok = await sawLogin();
-    for (let i = 0; !ok && i < 10; i++) {
-      await popup.locator(".term").click();
-      await popup.keyboard.press("Enter");
-      ok = await sawLogin();
-    }
+    const ok = await awaitLoginPrompt(popup);
     await popup.screenshot({ path: path.join(SHOTS, "console.png") });
     check(ok, `no login: prompt; the terminal shows:\n${await popup.evaluate(() => window.bowlineConsoleText())}`);
     await popup.close();
@@ -290,13 +198,4 @@ async function main() {
   // the test's prefix are removed by the shell script.
 }
 
-main().catch((e) => {
-  results.push({ name: "run", ok: false });
-  log(`FAIL: ${e.stack || e}`);
-}).finally(() => {
-  const passed = results.filter((r) => r.ok).length;
-  const failed = results.filter((r) => r.ok === false).length;
-  const skipped = results.filter((r) => r.skipped).length;
-  console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
-  process.exit(failed ? 1 : 0);
-});
+finish(main);

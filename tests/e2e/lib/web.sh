@@ -1,0 +1,73 @@
+# shellcheck shell=bash disable=SC2034  # WEB_ERROR is read by the sourcing script
+# Shared parts of the browser tests (web_ui_test.sh, web_console_debian_test.sh): Debian's
+# Chromium driven by playwright-core (web/tests/*.mjs) against a real `bowline server`.
+#
+# The server and the browser run in a network namespace of their own with only loopback: the
+# browser cannot reach anything outside, and other tests' bridges coming and going do not make
+# Chromium abort its requests (ERR_NETWORK_CHANGED). The server still sees the host's bridges
+# (sysfs) and reaches libvirtd over its socket; the guests live in the host's namespace.
+#
+#   web_preflight ROOT              status 1 and the reason in WEB_ERROR unless the browser,
+#                                   node and web/node_modules are there (scripts/setup makes them)
+#   web_in_netns SCRIPT ARGS...     runs `bash SCRIPT --inner ARGS...` in a new network
+#                                   namespace; the script's --inner part calls web_netns_up first
+#   web_netns_up                    loopback up inside that namespace
+#   web_server_start BOWLINE WORK IMAGES [SERVER ARGS...]
+#                                   `bowline server` on a free loopback port (data in WORK/data,
+#                                   log in WORK/server.log, domain type qemu); exports
+#                                   BOWLINE_SERVER and BOWLINE_TOKEN (admin) and sets
+#                                   WEB_SERVER_PID; status 1 and the reason in WEB_ERROR on failure
+#                                   (not in $(...): the server must be this shell's child)
+#   web_server_stop                 TERM to the server, waits for it
+#   web_node SCRIPT.mjs             node on the test script, from the repository's web/
+
+WEB_SERVER_PID=""
+WEB_ERROR=""
+
+web_preflight() {
+  local root=$1
+  [ -x /usr/bin/chromium ] || { WEB_ERROR="no /usr/bin/chromium (scripts/setup installs it)"; return 1; }
+  command -v node >/dev/null || { WEB_ERROR="no node (scripts/setup installs nodejs)"; return 1; }
+  [ -d "$root/web/node_modules/playwright-core" ] ||
+    { WEB_ERROR="no web/node_modules (scripts/setup runs npm ci in web/)"; return 1; }
+}
+
+web_in_netns() {
+  local script=$1
+  shift
+  unshare --net -- bash "$script" --inner "$@"
+}
+
+web_netns_up() {
+  ip link set lo up
+}
+
+web_server_start() {
+  local bowline=$1 work=$2 images=$3 port=""
+  shift 3
+  "$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$images" \
+    --domain-type qemu --libvirt-uri qemu:///system "$@" >"$work/server.log" 2>&1 &
+  WEB_SERVER_PID=$!
+  for _ in $(seq 1 120); do
+    port=$(grep -aoE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -oE '[0-9]+$')
+    [ -n "$port" ] && break
+    kill -0 "$WEB_SERVER_PID" 2>/dev/null || { WEB_ERROR="the server exited"; return 1; }
+    sleep 0.5
+  done
+  [ -n "$port" ] || { WEB_ERROR="the server did not start listening"; return 1; }
+  export BOWLINE_SERVER=http://127.0.0.1:$port
+  BOWLINE_TOKEN=$(cat "$work/data/admin.token") || { WEB_ERROR="no admin.token"; return 1; }
+  export BOWLINE_TOKEN
+}
+
+web_server_stop() {
+  [ -n "$WEB_SERVER_PID" ] || return 0
+  kill -TERM "$WEB_SERVER_PID" 2>/dev/null && wait "$WEB_SERVER_PID" 2>/dev/null
+  WEB_SERVER_PID=""
+}
+
+web_node() {
+  local root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+  node "$root/web/tests/$1"
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Console login on the real Debian guest in the browser (heavy suite, ctest label e2e-debian):
+# the real `bowline server` and a Debian 12 space (scripts/build-debian-guest, Debian's own
+# getty on ttyS0) from a template with `console: true`; its owner has use-web-terminal and a
+# service password. In Debian's Chromium (web/tests/console_login.mjs) the owner logs in to the
+# UI, opens VM Console, sees getty's `login:`, logs in with their username and service
+# password and runs `hostname; id -un`; the test asserts the output on the terminal's screen.
+# The server and the browser run in a network namespace with only loopback (lib/web.sh).
+# Usage: web_console_debian_test.sh BOWLINE_BINARY SCREENSHOT_DIR
+# Prints "N passed, M failed"; exit status 1 when a case failed. Everything it makes is
+# removed on exit, also on failure.
+set -uo pipefail
+
+log() { echo "web_console_debian_test: $*"; }
+work=""
+READY_TIMEOUT=${READY_TIMEOUT:-900} # TCG on 2 cores: ~1 min idle, 10+ minutes while others compile
+# shellcheck source=lib/web.sh
+. "$(dirname "$0")/lib/web.sh"
+
+# The part inside the network namespace: server, user, template, space, browser.
+inner() {
+  local bowline=$1 shots=$2 prefix=$4 hostname=$5 user=dana out user_token space_id
+  work=$3
+  trap web_server_stop EXIT
+  web_netns_up || ifail "loopback in the test's network namespace"
+  web_server_start "$bowline" "$work" "$work/images" || ifail "$WEB_ERROR"
+  log "server on $BOWLINE_SERVER"
+
+  local password=$user-$prefix-pw service_password="svc-$prefix!"
+  out=$("$bowline" user create "$user" --password "$password" --service-password "$service_password" \
+    --permission use-web-terminal) || ifail "user create $user: $out"
+  user_token=$(sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p' <<<"$out")
+  [ -n "$user_token" ] || ifail "user create printed no token: $out"
+  "$bowline" template create "$work/template.yaml" --name debian-console >/dev/null || ifail "template create"
+
+  local t=$SECONDS
+  # In the background and waited for: a TERM (ctest's timeout) then runs the cleanup at once.
+  BOWLINE_TOKEN=$user_token "$bowline" space create debian-console dev --wait --timeout "$READY_TIMEOUT" \
+    >"$work/create.out" 2>&1 &
+  wait $! || { cat "$work/create.out"; BOWLINE_TOKEN=$user_token "$bowline" space info dev; ifail "space create --wait"; }
+  log "space ready (cloud-init done) $((SECONDS - t)) s after the request"
+  space_id=$(BOWLINE_TOKEN=$user_token "$bowline" space info dev -o json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])') || ifail "space info dev"
+
+  BASE_URL=$BOWLINE_SERVER SCREENSHOT_DIR=$shots SPACE_ID=$space_id USERNAME=$user PASSWORD=$password \
+    SERVICE_PASSWORD=$service_password GUEST_HOSTNAME=$hostname web_node console_login.mjs
+}
+ifail() {
+  log "FAIL: $*"
+  [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
+  echo "0 passed, 1 failed"
+  exit 1
+}
+if [ "${1:-}" = --inner ]; then
+  shift
+  inner "$@"
+  exit $?
+fi
+
+bowline=${1:?usage: web_console_debian_test.sh BOWLINE_BINARY SCREENSHOT_DIR}
+shots=${2:?usage: web_console_debian_test.sh BOWLINE_BINARY SCREENSHOT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=lib/net.sh
+. "$here/lib/net.sh"
+
+tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
+prefix=bwwcd$tag
+
+cleanup() {
+  local d
+  for d in $($VIRSH list --all --name 2>/dev/null | grep "^$prefix" || true); do
+    $VIRSH -q destroy "$d" >/dev/null 2>&1 || true
+    $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
+  done
+  net_cleanup
+  [ -n "$work" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+fail() {
+  log "FAIL: $*"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+[ "$(id -u)" = 0 ] || fail "needs root (libvirt system connection, networks)"
+web_preflight "$root" || fail "$WEB_ERROR"
+$VIRSH -q list >/dev/null 2>&1 || "$root/scripts/prepare-host" >/dev/null
+
+mkdir -p /var/lib/libvirt/images "$shots"
+work=$(mktemp -d "/var/lib/libvirt/images/$prefix.XXXXXX") # readable by libvirt-qemu
+chmod 0755 "$work"
+mkdir -p "$work/images/cloud-images"
+t=$SECONDS
+"$root/scripts/build-debian-guest" "$work/images/cloud-images/debian-12.qcow2" >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; fail "scripts/build-debian-guest"; }
+log "Debian image ready in $((SECONDS - t)) s"
+
+# An isolated libvirt network (DHCP only) on a free /28 of 198.51.100.0/24.
+subnet=""
+for n in $(seq 0 16 240); do
+  if net_preflight "198.51.100.$n/28" 2>/dev/null; then subnet=198.51.100.$n; break; fi
+done
+[ -n "$subnet" ] || fail "no free /28 in 198.51.100.0/24"
+base=${subnet##*.}
+net3=${subnet%.*}
+network=$prefix
+net_isolated_create "$network" "bwc$tag" "$net3.$((base + 1))/28" "$net3.$((base + 2))" \
+  "$net3.$((base + 14))" || fail "isolated network on $subnet/28"
+log "network $network on $subnet/28"
+
+hostname=deb-$tag
+cat >"$work/template.yaml" <<YAML
+name: $prefix-\${{ .space.name }}
+hostname: $hostname
+image: debian-12
+memory: 1G
+cpus: 2
+network:
+  mode: nat
+  bridge: $network
+console: true
+YAML
+
+web_in_netns "$0" "$bowline" "$shots" "$work" "$prefix" "$hostname"
