@@ -6,6 +6,11 @@
 //         direct   a socket of our own from virDomainOpenGraphicsFD (SKIPAUTH): the very kind
 //                  of connection the bridge itself reads from
 //         bridge   ws://SERVER/api/v1/spaces/SPACE_ID/vnc of a real `bowline server`
+//   vnc-capacity ROUNDS SECONDS
+//       the bridge's own ceiling: the same client and rounds against an RFB server in this
+//       process that answers every request at once with a 1920x1080 Raw frame (no refresh
+//       timer, no guest), straight from its socketpair and through HttpServer + VncBridge
+//       (the VNC route's wiring)
 //   console ROUNDS
 //       one-byte round trips through the console path: bowline's HttpServer and ConsoleHub
 //       (the console route's own open/message/close wiring) in this process, in front of an
@@ -27,6 +32,7 @@
 
 #include "api/console_hub.hpp"
 #include "api/http_server.hpp"
+#include "api/vnc_bridge.hpp"
 #include "byte_pipe.hpp"
 #include "libvirt/hypervisor.hpp"
 #include "rfb_client.hpp"
@@ -166,10 +172,10 @@ class EchoConsole final : public libvirt::ByteStream {
   std::atomic<bool> closed_{false}, eof_{false};
 };
 
-// The Hypervisor seam with nothing but echo consoles.
-class EchoHost final : public libvirt::Hypervisor {
+// The Hypervisor seam with nothing in it; the benches add a console or a display.
+class BareHost : public libvirt::Hypervisor {
  public:
-  std::string uri() const override { return "bench-echo"; }
+  std::string uri() const override { return "bench"; }
   libvirt::DomainInfo define(const std::string&) override { throw no(); }
   void start(const std::string&, libvirt::StartOptions) override { throw no(); }
   void resume(const std::string&) override { throw no(); }
@@ -195,12 +201,168 @@ class EchoHost final : public libvirt::Hypervisor {
   libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw no(); }
   std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
+    throw no();
+  }
+
+ protected:
+  static libvirt::HypervisorError no() { return libvirt::HypervisorError("not in this bench"); }
+};
+
+// Echo consoles only.
+class EchoHost final : public BareHost {
+ public:
+  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+                                                    bool) override {
     return std::make_unique<EchoConsole>();
+  }
+};
+
+// ---- the VNC bridge's ceiling
+// ---------------------------------------------------------------------
+
+// An RFB server that is never the bottleneck: 1920x1080, security None, and for every
+// FramebufferUpdateRequest one whole Raw frame from a buffer made once.
+void serve_rfb(int fd) {
+  constexpr unsigned kWidth = 1920, kHeight = 1080;
+  std::string frame("\x00\x00\x00\x01", 4);  // FramebufferUpdate, one rectangle
+  frame += std::string("\x00\x00\x00\x00", 4);
+  frame += static_cast<char>(kWidth >> 8);
+  frame += static_cast<char>(kWidth & 0xff);
+  frame += static_cast<char>(kHeight >> 8);
+  frame += static_cast<char>(kHeight & 0xff);
+  frame += std::string(4, '\0');  // Raw
+  frame.resize(frame.size() + std::size_t{kWidth} * kHeight * 4, '\x5a');
+  try {
+    FdPipe pipe(fd);
+    pipe.write_all("RFB 003.008\n");
+    pipe.read_exact(12, 10s);
+    pipe.write_all(std::string("\x01\x01", 2));
+    pipe.read_exact(1, 10s);
+    pipe.write_all(std::string(4, '\0'));
+    pipe.read_exact(1, 10s);  // ClientInit
+    std::string init;
+    init += static_cast<char>(kWidth >> 8);
+    init += static_cast<char>(kWidth & 0xff);
+    init += static_cast<char>(kHeight >> 8);
+    init += static_cast<char>(kHeight & 0xff);
+    init += std::string("\x20\x18\x00\x01\x00\xff\x00\xff\x00\xff\x10\x08\x00\x00\x00\x00", 16);
+    init += std::string(
+        "\x00\x00\x00\x05"
+        "bench",
+        9);
+    pipe.write_all(init);
+    for (;;) {
+      const auto type = static_cast<unsigned char>(pipe.read_exact(1, 60s)[0]);
+      if (type == 0) {
+        pipe.read_exact(19, 10s);  // SetPixelFormat
+      } else if (type == 2) {
+        const auto head = pipe.read_exact(3, 10s);
+        pipe.read_exact(std::size_t{static_cast<unsigned char>(head[2])} * 4, 10s);
+      } else if (type == 3) {
+        pipe.read_exact(9, 10s);
+        pipe.write_all(frame);
+      } else {
+        break;
+      }
+    }
+  } catch (const std::exception&) {
+    // The client went away: this connection is done.
+  }
+}
+
+class RfbHost final : public BareHost {
+ public:
+  ~RfbHost() override {
+    for (auto& t : servers_) t.join();
+  }
+  int open_graphics(const std::string&, unsigned, bool) override {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+      throw libvirt::HypervisorError("socketpair failed");
+    std::lock_guard lock(mutex_);
+    servers_.emplace_back([fd = fds[1]] { serve_rfb(fd); });
+    return fds[0];
   }
 
  private:
-  static libvirt::HypervisorError no() { return libvirt::HypervisorError("not in this bench"); }
+  std::mutex mutex_;
+  std::vector<std::thread> servers_;
 };
+
+int vnc_capacity(int rounds, double seconds) {
+  RfbHost host;
+  // The VNC route's wiring (routes_access.cpp) without the checks before the upgrade.
+  api::HttpServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  api::HttpServer server(options, [&host](api::Request&) {
+    struct Session {
+      ~Session() {
+        if (fd >= 0) ::close(fd);
+      }
+      int fd = -1;
+      std::mutex mutex;
+      std::unique_ptr<api::VncBridge> bridge;
+      bool closed = false;
+    };
+    auto session = std::make_shared<Session>();
+    session->fd = host.open_graphics("bench", 0, true);
+    auto upgrade = std::make_shared<api::Upgrade>();
+    upgrade->open = [session](std::shared_ptr<api::SocketPeer> peer) {
+      std::lock_guard lock(session->mutex);
+      if (session->closed) return;
+      session->bridge =
+          std::make_unique<api::VncBridge>(std::exchange(session->fd, -1), std::move(peer));
+    };
+    upgrade->message = [session](std::string bytes) {
+      std::lock_guard lock(session->mutex);
+      if (session->bridge) session->bridge->input(std::move(bytes));
+    };
+    upgrade->close = [session] {
+      std::unique_ptr<api::VncBridge> bridge;
+      {
+        std::lock_guard lock(session->mutex);
+        session->closed = true;
+        bridge = std::move(session->bridge);
+      }
+    };
+    api::Response response;
+    response.upgrade = std::move(upgrade);
+    return response;
+  });
+  server.start();
+  const auto url = "http://127.0.0.1:" + std::to_string(server.port());
+  const auto duration = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  constexpr int kInFlight = 2;
+  std::vector<double> direct, bridge;
+  nlohmann::json out;
+  const auto one = [&](bool through_bridge) {
+    std::unique_ptr<BytePipe> pipe;
+    if (through_bridge)
+      pipe = std::make_unique<WsPipe>(url, "/vnc", "bench");
+    else
+      pipe = std::make_unique<FdPipe>(host.open_graphics("bench", 0, true));
+    RfbClient client(*pipe);
+    const auto r = client.measure(duration, kInFlight);
+    (through_bridge ? bridge : direct).push_back(static_cast<double>(r.bytes) / r.seconds);
+    out["screen"] = std::to_string(r.width) + "x" + std::to_string(r.height);
+    out["frame_bytes"] = r.updates ? r.bytes / r.updates : 0;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    one(round % 2 == 1);
+    one(round % 2 == 0);
+  }
+  server.stop();
+  out["direct_Bps"] = direct;
+  out["bridge_Bps"] = bridge;
+  out["direct_median_Bps"] = median(direct);
+  out["bridge_median_Bps"] = median(bridge);
+  out["ratio"] = median(direct) > 0 ? median(bridge) / median(direct) : 0;
+  out["seconds"] = seconds;
+  out["in_flight"] = kInFlight;
+  std::cout << out.dump() << "\n";
+  return 0;
+}
 
 // One byte out, the same byte back; milliseconds.
 double round_trip(BytePipe& pipe, char byte) {
@@ -293,6 +455,7 @@ int console(int rounds) {
 
 int usage() {
   std::cerr << "usage: bowline-bench-access vnc URI SERVER TOKEN SPACE_ID DOMAIN ROUNDS SECONDS\n"
+               "       bowline-bench-access vnc-capacity ROUNDS SECONDS\n"
                "       bowline-bench-access console ROUNDS\n";
   return 2;
 }
@@ -307,6 +470,8 @@ int main(int argc, char** argv) {
     if (args.size() == 8 && args[0] == "vnc")
       return vnc(args[1], args[2], args[3], args[4], args[5], std::stoi(args[6]),
                  std::stod(args[7]));
+    if (args.size() == 3 && args[0] == "vnc-capacity")
+      return vnc_capacity(std::stoi(args[1]), std::stod(args[2]));
     if (args.size() == 2 && args[0] == "console") return console(std::stoi(args[1]));
     return usage();
   } catch (const std::exception& e) {

@@ -127,6 +127,13 @@ def main():
                      ", ".join("%.1f" % (v / 1e6) for v in f[key + "_Bps"]),
                      ", ".join("%.1f" % (u / f["seconds"]) for u in f[key + "_updates"])))
         print("  bridge / direct %.2f  %s" % (f["ratio"], verdict(f["ratio"] >= VNC_RATIO_TARGET)))
+    for row in by.get("vnc_capacity", []):
+        f = row["figures"]
+        print("  the bridge's ceiling (an in-process RFB server answering at once, %s, %.1f MB frames):"
+              % (f["screen"], f["frame_bytes"] / 1e6))
+        print("    socketpair read directly %7.0f MB/s [%s]; through HttpServer + VncBridge %5.0f MB/s [%s]"
+              % (f["direct_median_Bps"] / 1e6, ", ".join("%.0f" % (v / 1e6) for v in f["direct_Bps"]),
+                 f["bridge_median_Bps"] / 1e6, ", ".join("%.0f" % (v / 1e6) for v in f["bridge_Bps"])))
     for row in by.get("console", []):
         f = row["figures"]
         print("== console: one-byte round trips, %d each way (target: the bridge adds < %.0f ms at p99) =="
