@@ -139,8 +139,9 @@ void release_after_dispatch(std::shared_ptr<ConsoleState>* opaque) {
 
 class LibvirtConsole final : public ByteStream {
  public:
-  LibvirtConsole(Stream stream, std::string subject)
-      : stream_(std::move(stream)),
+  LibvirtConsole(Stream stream, Connection connection, std::string subject)
+      : connection_(std::move(connection)),
+        stream_(std::move(stream)),
         state_(std::make_shared<ConsoleState>(stream_.get(), std::move(subject))) {
     std::lock_guard events(state_->events_mutex);
     const int mask = VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP;
@@ -161,6 +162,7 @@ class LibvirtConsole final : public ByteStream {
 
   std::string read(std::chrono::milliseconds timeout, std::size_t max) override {
     std::string out;
+    bool quiet = false;
     {
       std::unique_lock lock(state_->mutex);
       state_->changed.wait_for(lock, timeout, [&] {
@@ -168,11 +170,24 @@ class LibvirtConsole final : public ByteStream {
       });
       if (state_->buffer.empty()) {
         if (state_->failure && !state_->closed) throw *state_->failure;
-        return {};
+        quiet = !state_->ended && !state_->closed;
+      } else {
+        const auto n = std::min(max, state_->buffer.size());
+        out.assign(state_->buffer, 0, n);
+        state_->buffer.erase(0, n);
       }
-      const auto n = std::min(max, state_->buffer.size());
-      out.assign(state_->buffer, 0, n);
-      state_->buffer.erase(0, n);
+    }
+    if (quiet) {
+      // When libvirtd drops the connection (a restart, virt-admin client-disconnect) its
+      // streams get no event at all: only the connection knows. A local check, no round trip.
+      if (virConnectIsAlive(connection_.get()) == 0) {
+        virResetLastError();
+        HypervisorError lost(state_->subject + ": the connection to libvirtd was lost");
+        state_->end(lost);
+        throw lost;
+      }
+      virResetLastError();
+      return {};
     }
     state_->update_events();  // room again: resume reading if it had stopped
     return out;
@@ -231,6 +246,7 @@ class LibvirtConsole final : public ByteStream {
   }
 
  private:
+  Connection connection_;
   Stream stream_;
   std::shared_ptr<ConsoleState> state_;
   std::mutex write_mutex_;
@@ -239,8 +255,10 @@ class LibvirtConsole final : public ByteStream {
 
 }  // namespace
 
-std::unique_ptr<ByteStream> make_console_stream(Stream stream, std::string subject) {
-  return std::make_unique<LibvirtConsole>(std::move(stream), std::move(subject));
+std::unique_ptr<ByteStream> make_console_stream(Stream stream, Connection connection,
+                                                std::string subject) {
+  return std::make_unique<LibvirtConsole>(std::move(stream), std::move(connection),
+                                          std::move(subject));
 }
 
 }  // namespace bowline::libvirt::detail

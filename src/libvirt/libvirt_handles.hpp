@@ -50,6 +50,8 @@ std::string domain_subject(std::string_view name);
 
 // A domain's serial console over a non-blocking libvirt stream (virDomainOpenConsole has
 // already been called on it). Bytes arrive through a stream callback on the event loop.
-std::unique_ptr<ByteStream> make_console_stream(Stream stream, std::string subject);
+// `connection` is the stream's: the console ends when it dies, which no stream event reports.
+std::unique_ptr<ByteStream> make_console_stream(Stream stream, Connection connection,
+                                                std::string subject);
 
 }  // namespace bowline::libvirt::detail

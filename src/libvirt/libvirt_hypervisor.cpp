@@ -762,7 +762,8 @@ std::unique_ptr<ByteStream> LibvirtHypervisor::open_console(const std::string& n
   if (virDomainOpenConsole(domain.get(), device.empty() ? nullptr : device.c_str(), raw,
                            force ? VIR_DOMAIN_CONSOLE_FORCE : 0) < 0)
     throw last_error(domain_subject(name), "open the console");
-  return make_console_stream(std::move(stream), domain_subject(name));
+  virConnectRef(connection.get());
+  return make_console_stream(std::move(stream), Connection(connection.get()), domain_subject(name));
 }
 
 int LibvirtHypervisor::open_graphics(const std::string& name, unsigned index, bool skip_auth) {

@@ -284,6 +284,54 @@ TEST(LibvirtE2E, ADroppedConnectionIsReplacedAndEventsFlowAgain) {
   std::printf("reconnected %.1f ms after the daemon dropped the connection\n", reconnect_ms);
 }
 
+// libvirtd sends a console stream no event when it drops the connection under it: the stream
+// must still end (so the web console's hub reopens it), and a new one opens on the new
+// connection.
+TEST(LibvirtE2E, AConsoleEndsWhenLibvirtdDropsTheConnection) {
+  auto hv = connect_or_explain();
+  ASSERT_TRUE(hv);
+  const std::string name = "bowline-e2e-hv-cd-" + std::to_string(::getpid());
+  Cleanup cleanup{*hv, name};
+  DomainMetadata metadata;
+  metadata.space_id = "sp-cd";
+  hv->define(tiny_domain_xml(name, "b0771e00-e2e0-4000-8000-00000000c0d0", metadata));
+  hv->start(name);
+  auto console = hv->open_console(name);
+  ASSERT_TRUE(console);
+  EXPECT_NO_THROW(console->read(200ms)) << "a live console reads (or times out) normally";
+  EXPECT_FALSE(console->eof());
+
+  ASSERT_GE(drop_our_connections(), 1) << "libvirt's admin API could not drop our connection";
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    try {
+      console->read(100ms);
+    } catch (const HypervisorError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("the connection to libvirtd was lost"));
+    }
+    ended = console->eof();
+  }
+  EXPECT_TRUE(ended) << "the console did not end with its connection";
+  EXPECT_THROW(console->write("x"), HypervisorError);
+  console.reset();
+
+  // The next call reconnects; the domain's console opens again there.
+  std::unique_ptr<ByteStream> again;
+  for (int i = 0; i < 50 && !again; ++i) {
+    try {
+      again = hv->open_console(name);
+    } catch (const HypervisorError&) {
+      std::this_thread::sleep_for(100ms);  // the close callback has not run yet
+    }
+  }
+  ASSERT_TRUE(again) << "no console on the new connection";
+  EXPECT_NO_THROW(again->write("\r"));
+  EXPECT_FALSE(again->eof());
+  EXPECT_GE(hv->connection_count(), 2u);
+  again.reset();
+  EXPECT_TRUE(hv->destroy(name));
+}
+
 TEST(LibvirtE2E, HostProbe) {
   auto hv = connect_or_explain();
   ASSERT_TRUE(hv);

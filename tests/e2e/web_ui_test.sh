@@ -6,7 +6,9 @@
 # creates a space and watches it reach running, opens VM Display and VM Console, and checks
 # that a user without the permissions gets neither. Screenshots go to SCREENSHOT_DIR.
 # The server and the browser run in a network namespace with only loopback (lib/web.sh).
-# Usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR
+# With DROP_LIBVIRT_CLIENTS (tests/e2e/drop_libvirt_clients), libvirtd also drops the server's
+# connection under an open console viewer, and the guest reboots under it.
+# Usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR [DROP_LIBVIRT_CLIENTS]
 # Prints "N passed, M failed"; exit status 1 when a case failed. Everything it makes is
 # removed on exit, also on failure.
 set -uo pipefail
@@ -18,7 +20,7 @@ work=""
 
 # The part inside the network namespace: server, users, template, browser.
 inner() {
-  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 status
+  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 drop=${7:-} status
   work=$3
   trap web_server_stop EXIT
   web_netns_up || ifail "loopback in the test's network namespace"
@@ -33,7 +35,7 @@ inner() {
 
   BASE_URL=$BOWLINE_SERVER TEMPLATE=$prefix SCREENSHOT_DIR=$shots CHOSEN_IP=$chosen_ip \
     ALICE_PASSWORD=$alice_password BOB_PASSWORD=$bob_password ADMIN_TOKEN=$BOWLINE_TOKEN \
-    web_node e2e.mjs
+    DROP_LIBVIRT_CLIENTS=$drop SERVER_PID=$WEB_SERVER_PID web_node e2e.mjs
   status=$?
   return $status
 }
@@ -51,6 +53,7 @@ fi
 
 bowline=${1:?usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR}
 shots=${2:?usage: web_ui_test.sh BOWLINE_BINARY SCREENSHOT_DIR}
+drop=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=lib/net.sh
@@ -118,7 +121,7 @@ console: true
 YAML
 
 web_in_netns "$0" "$bowline" "$shots" "$work" "$prefix" "$net_prefix.$((base + 1))" \
-  "$net_prefix.$((base + 10))"
+  "$net_prefix.$((base + 10))" "$drop"
 status=$?
 [ $status = 0 ] || tail -n 40 "$work/server.log" | sed 's/^/  server: /'
 exit $status

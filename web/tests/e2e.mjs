@@ -3,9 +3,10 @@
 // the users alice (use-vnc, use-web-terminal) and bob (neither) and the template TEMPLATE
 // (display and console on). Prints "N passed, M failed" (and the skipped cases with why).
 import path from "node:path";
+import { execFileSync } from "node:child_process";
 import {
   env, Skip, check, testRun, launchBrowser, upgradeStatus as upgradeAt, watchErrors, login as loginAt,
-  openViewer as openViewerAt, awaitLoginPrompt,
+  openViewer as openViewerAt, awaitLoginPrompt, consoleShows,
 } from "./lib.mjs";
 
 const BASE = env("BASE_URL");
@@ -15,6 +16,10 @@ const ALICE_PASSWORD = env("ALICE_PASSWORD");
 const BOB_PASSWORD = env("BOB_PASSWORD");
 const ADMIN_TOKEN = env("ADMIN_TOKEN");
 const CHOSEN_IP = env("CHOSEN_IP");  // in the template's range, for a space with a chosen address
+// Optional: the tool that has libvirtd drop a process's connections, and the server's pid.
+const DROP_LIBVIRT_CLIENTS = process.env.DROP_LIBVIRT_CLIENTS || "";
+const SERVER_PID = process.env.SERVER_PID || "";
+const TAG = String(process.pid);
 const BOOT_TIMEOUT = Number(process.env.BOOT_TIMEOUT || 300) * 1000;  // TCG on busy cores
 
 const { step, finish } = testRun("web_ui_test");
@@ -125,6 +130,64 @@ async function main() {
     const ok = await awaitLoginPrompt(popup);
     await popup.screenshot({ path: path.join(SHOTS, "console.png") });
     check(ok, `no login: prompt; the terminal shows:\n${await popup.evaluate(() => window.bowlineConsoleText())}`);
+    await popup.close();
+  });
+
+  // libvirtd dropping the server's connection kills its console stream; a guest reboot sends
+  // a whole new boot through it. The open viewer must keep showing the guest's output and
+  // taking keystrokes, on the same WebSocket (the page has no automatic reconnect).
+  await step("VM Console survives libvirtd dropping the server's connection and a guest reboot", async () => {
+    if (!spaceId) throw new Skip("no running space");
+    if (!DROP_LIBVIRT_CLIENTS || !SERVER_PID) throw new Skip("DROP_LIBVIRT_CLIENTS and SERVER_PID are not set");
+    const popup = await openViewer("console");
+    await popup.locator('[data-status="connected"]').waitFor({ timeout: 60000 });
+    const text = () => popup.evaluate(() => window.bowlineConsoleText());
+    const stillConnected = async () => (await popup.locator(".status").getAttribute("data-status")) === "connected";
+    // Types `echo WORD` (quoted so the echo of the keystrokes differs from the output) until
+    // the output line appears: keystrokes sent while the stream is reopened may be lost.
+    const runEcho = async (word) => {
+      const output = new RegExp(`^${word}$`, "m");
+      for (let i = 0; i < 20; i++) {
+        await popup.keyboard.type(`echo ${word.slice(0, 3)}''${word.slice(3)}`);
+        await popup.keyboard.press("Enter");
+        if (await consoleShows(popup, output, 5000)) return true;
+      }
+      return false;
+    };
+    await popup.locator(".term").click();
+    check(await awaitLoginPrompt(popup), `no login: prompt:\n${await text()}`);
+    await popup.keyboard.type("root");
+    await popup.keyboard.press("Enter");
+    check(await runEcho(`before-${TAG}`), `no output before the drop:\n${await text()}`);
+
+    const dropped = Number(execFileSync(DROP_LIBVIRT_CLIENTS, [SERVER_PID], { encoding: "utf8" }).trim());
+    check(dropped >= 1, `libvirtd dropped ${dropped} connections of the server`);
+    check(await runEcho(`dropped-${TAG}`), `no output after libvirtd dropped the connection:\n${await text()}`);
+    check(await stillConnected(), "the viewer's WebSocket closed when libvirtd dropped the connection");
+
+    const boots = (t) => (t.match(/TEST: init start/g) || []).length;
+    const before = boots(await text());
+    await popup.keyboard.type("reboot");
+    await popup.keyboard.press("Enter");
+    const rebooted = await popup.waitForFunction((n) => (window.bowlineConsoleText().match(/TEST: init start/g) || []).length > n,
+      before, { timeout: BOOT_TIMEOUT, polling: 1000 }).then(() => true, () => false);
+    check(rebooted, `no new boot on the console after reboot:\n${await text()}`);
+    // The new boot's prompt (the old one is in the scrollback); Enter asks getty for another.
+    const promptAfterBoot = () => popup.waitForFunction(() => {
+      const t = window.bowlineConsoleText();
+      return /login:/.test(t.slice(t.lastIndexOf("TEST: init start")));
+    }, null, { timeout: 30000, polling: 500 }).then(() => true, () => false);
+    let prompted = false;
+    for (let i = 0; !prompted && i < BOOT_TIMEOUT / 30000; i++) {
+      prompted = await promptAfterBoot();
+      if (!prompted) await popup.keyboard.press("Enter");
+    }
+    check(prompted, `no login: prompt after the reboot:\n${await text()}`);
+    await popup.keyboard.type("root");
+    await popup.keyboard.press("Enter");
+    check(await runEcho(`rebooted-${TAG}`), `typing after the reboot:\n${await text()}`);
+    check(await stillConnected(), "the viewer's WebSocket closed over the reboot");
+    await popup.screenshot({ path: path.join(SHOTS, "console-after-drop-and-reboot.png") });
     await popup.close();
   });
 
