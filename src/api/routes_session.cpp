@@ -27,7 +27,7 @@ void Api::add_session_routes() {
         const auto password = required_string(body, "password");
         auto login = sessions_.login(username, password, request.remote);
         auto response = Response::json(200, session_body(login.user, login.csrf));
-        response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie));
+        response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie, request));
         response.headers.emplace_back("Cache-Control", "no-store");
         return response;
       });
@@ -49,7 +49,7 @@ void Api::add_session_routes() {
                   sessions_.logout(request);
                 }
                 auto response = Response::no_content();
-                response.headers.emplace_back("Set-Cookie", sessions_.clear_cookie());
+                response.headers.emplace_back("Set-Cookie", sessions_.clear_cookie(request));
                 return response;
               });
 }

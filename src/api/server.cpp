@@ -134,6 +134,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
       return nlohmann::json::parse(engine::to_json(engine::check_node(options, context)).dump());
     };
     api_options.hypervisor = &hypervisor;  // the console and VNC WebSockets
+    api_options.sessions.secure_cookie = settings.secure_cookies;
     Api api(store, engine, events, api_options);
 
     const auto [address, port] = split_listen_address(settings.listen);

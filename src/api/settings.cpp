@@ -55,6 +55,8 @@ const std::vector<SettingKey>& setting_keys() {
        "DNS servers for bridged guests (comma-separated)"},
       {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
+      {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
+       "the session cookie's Secure flag: auto (when the browser came over HTTPS), true, false"},
   };
   return keys;
 }
@@ -307,6 +309,16 @@ ServerSettings resolve_settings(const SettingsInput& input) {
     s.web_root = resolve_path("server.web_root", *r, input.cwd);
   else
     s.web_root = BOWLINE_WEB_ROOT_DEFAULT;
+  if (const auto* r = take("server.secure_cookies")) {
+    const auto value = util::to_lower(util::trim(r->text("server.secure_cookies")));
+    if (value == "true")
+      s.secure_cookies = true;
+    else if (value == "false")
+      s.secure_cookies = false;
+    else if (value != "auto")
+      throw SettingsError("server.secure_cookies (" + r->where() + "): \"" + value +
+                          "\" is none of auto, true and false");
+  }
   return s;
 }
 
@@ -325,6 +337,8 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.base_image_path", s.base_image_path.string()},
       {"server.kvm.resolvers", resolvers},
       {"server.web_root", s.web_root.string()},
+      {"server.secure_cookies",
+       s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},
   };
   std::size_t key_width = 0, value_width = 0;
   for (const auto& [key, value] : values) {

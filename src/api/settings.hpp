@@ -47,6 +47,9 @@ struct ServerSettings {
   // The web UI's files (ui/ and node_modules/); default: the source tree's web/, set at build
   // time, so that a server started from the build directory serves the UI.
   std::filesystem::path web_root;
+  // The session cookie's Secure flag; nullopt: when the browser came over HTTPS (through a
+  // TLS front end: bowline itself serves plain HTTP).
+  std::optional<bool> secure_cookies;
 
   std::optional<std::filesystem::path> config_file;  // the file read, if any
   std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""

@@ -124,14 +124,36 @@ void WebSessions::logout(const Request& request) {
   if (!cookie.empty()) store_.sessions().remove_by_hash(token_hash(cookie));
 }
 
-std::string WebSessions::set_cookie(const std::string& value) const {
-  return std::string(kSessionCookie) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/" +
-         (options_.secure_cookie ? "; Secure" : "");
+bool served_over_https(const Request& request) {
+  // The first hop's value: a proxy chain appends, so the browser-facing one comes first.
+  auto first = [](std::string value) {
+    value = value.substr(0, value.find(','));
+    return util::to_lower(util::trim(value));
+  };
+  if (first(request.header("x-forwarded-proto")) == "https") return true;
+  const auto forwarded = first(request.header("forwarded"));
+  for (std::size_t at = 0; at < forwarded.size();) {
+    const auto end = std::min(forwarded.find(';', at), forwarded.size());
+    auto pair = util::trim(forwarded.substr(at, end - at));
+    if (pair == "proto=https" || pair == "proto=\"https\"") return true;
+    at = end + 1;
+  }
+  return util::to_lower(request.header("origin")).rfind("https://", 0) == 0;
 }
 
-std::string WebSessions::clear_cookie() const {
+std::string WebSessions::secure_attribute(const Request& request) const {
+  const bool secure = options_.secure_cookie ? *options_.secure_cookie : served_over_https(request);
+  return secure ? "; Secure" : "";
+}
+
+std::string WebSessions::set_cookie(const std::string& value, const Request& request) const {
+  return std::string(kSessionCookie) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/" +
+         secure_attribute(request);
+}
+
+std::string WebSessions::clear_cookie(const Request& request) const {
   return std::string(kSessionCookie) + "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" +
-         (options_.secure_cookie ? "; Secure" : "");
+         secure_attribute(request);
 }
 
 }  // namespace bowline::api

@@ -21,7 +21,9 @@ inline constexpr const char* kSessionCookie = "bowline_session";
 struct SessionOptions {
   std::chrono::milliseconds idle{std::chrono::hours(12)};
   std::chrono::milliseconds absolute{std::chrono::hours(7 * 24)};
-  bool secure_cookie = false;  // adds Secure: only when the browser reaches us over TLS
+  // The cookie's Secure attribute: always (true), never (false), or (nullopt) when the
+  // browser reached us over HTTPS, which a TLS front end reports (served_over_https).
+  std::optional<bool> secure_cookie;
   // Failed logins per username and per client address before further attempts are refused
   // for a while (the pause doubles with each further failure, up to `max_lockout`).
   int free_failures = 5;
@@ -31,6 +33,12 @@ struct SessionOptions {
 
 // The value of cookie `name` in a Cookie header; "" when absent.
 std::string cookie_value(std::string_view cookie_header, std::string_view name);
+
+// Whether the browser sent `request` over HTTPS to a TLS front end (reverse proxy) that
+// passes it to us over HTTP: the proxy's X-Forwarded-Proto or Forwarded proto=, or the page's
+// own Origin. Only used to add Secure: a client that claims HTTPS falsely gets a cookie its
+// browser then keeps off plain HTTP, which harms nobody else.
+bool served_over_https(const Request& request);
 
 // Constant-time comparison (CSRF tokens).
 bool same_secret(std::string_view a, std::string_view b);
@@ -57,13 +65,15 @@ class WebSessions {
   std::optional<Found> find(const Request& request);
   void logout(const Request& request);
 
-  std::string set_cookie(const std::string& value) const;
-  std::string clear_cookie() const;
+  // Set-Cookie values for the answer to `request` (it decides Secure in the automatic mode).
+  std::string set_cookie(const std::string& value, const Request& request) const;
+  std::string clear_cookie(const Request& request) const;
 
  private:
   // Seconds until `key` may try again; 0: now.
   std::int64_t locked_for(const std::string& key, std::int64_t now);
   void failed(const std::string& key, std::int64_t now);
+  std::string secure_attribute(const Request& request) const;
 
   struct Failures {
     int count = 0;

@@ -109,6 +109,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.kvm.base_image_path", {"/f", "/e", "/g"}},
       {"server.kvm.resolvers", {"8.8.8.8", "8.8.4.4", "::1"}},
       {"server.web_root", {"/f", "/e", "/g"}},
+      {"server.secure_cookies", {"true", "false", "auto"}},
   };
   for (const auto& key : setting_keys()) {
     const auto& v = values.at(key.key);

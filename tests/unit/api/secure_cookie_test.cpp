@@ -1,0 +1,117 @@
+// The session cookie's Secure attribute (server.secure_cookies): automatic by default (Secure
+// when the browser came over HTTPS, as a TLS front end or the page's Origin says), or forced
+// on or off; the same for the cookie that logging out clears.
+#include <gtest/gtest.h>
+
+#include "api/settings.hpp"
+#include "api_test_support.hpp"
+
+namespace bowline::api::testing {
+namespace {
+
+class SecureCookieTest : public ::testing::Test {
+ protected:
+  // A server whose sessions use `secure` (nullopt: auto) and a user who may log in.
+  void serve(std::optional<bool> secure) {
+    if (server_) server_->stop();
+    ApiOptions options;
+    options.sessions.secure_cookie = secure;
+    api_ = std::make_unique<Api>(stack_.store(), stack_.engine(), stack_.events(), options);
+    server_ = std::make_unique<HttpServer>(ApiStack::test_http_options(),
+                                           [this](Request& r) { return api_->handle(r); });
+    server_->start();
+  }
+  ~SecureCookieTest() override {
+    if (server_) server_->stop();
+  }
+  SecureCookieTest() {
+    store::NewUser u;
+    u.username = "erin";
+    u.password_hash = hash_password("erin-password");
+    stack_.store().users().create(u);
+  }
+
+  // The Set-Cookie of a login with these extra request headers.
+  std::string login_cookie(const std::vector<std::string>& headers) {
+    HttpClient client(server_->port());
+    const auto r =
+        client.request("POST", "/api/v1/session", "",
+                       json{{"username", "erin"}, {"password", "erin-password"}}.dump(), headers);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.header("set-cookie");
+  }
+  // The Set-Cookie of a logout (no session: it clears the cookie all the same).
+  std::string logout_cookie(const std::vector<std::string>& headers) {
+    HttpClient client(server_->port());
+    const auto r = client.request("DELETE", "/api/v1/session", "", "", headers);
+    EXPECT_EQ(r.status, 204) << r.body;
+    return r.header("set-cookie");
+  }
+  static bool secure(const std::string& set_cookie) {
+    return set_cookie.find("; Secure") != std::string::npos;
+  }
+
+  ApiStack stack_;
+  std::unique_ptr<Api> api_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(SecureCookieTest, AutoAddsSecureOnlyWhenTheBrowserCameOverHttps) {
+  serve(std::nullopt);
+  const auto plain = login_cookie({"Origin: http://127.0.0.1"});
+  EXPECT_FALSE(secure(plain)) << plain;
+  EXPECT_NE(plain.find("; HttpOnly; SameSite=Strict; Path=/"), std::string::npos) << plain;
+  EXPECT_FALSE(secure(login_cookie({})));
+
+  for (const std::string header :
+       {"X-Forwarded-Proto: https", "X-Forwarded-Proto: HTTPS, http",
+        "Forwarded: for=192.0.2.60;proto=https;by=203.0.113.43", "Forwarded: proto=\"https\"",
+        "Origin: https://bowline.example"}) {
+    EXPECT_TRUE(secure(login_cookie({header}))) << header;
+    EXPECT_TRUE(secure(logout_cookie({header}))) << header;
+  }
+  // The browser-facing hop is the first one; a later https hop does not count.
+  for (const std::string header :
+       {"X-Forwarded-Proto: http", "X-Forwarded-Proto: http, https",
+        "Forwarded: proto=http, proto=https", "Forwarded: for=\"proto=https\"",
+        "Origin: http://https.example"}) {
+    EXPECT_FALSE(secure(login_cookie({header}))) << header;
+    EXPECT_FALSE(secure(logout_cookie({header}))) << header;
+  }
+}
+
+TEST_F(SecureCookieTest, TrueAndFalseDecideWhateverTheRequestSays) {
+  serve(true);
+  EXPECT_TRUE(secure(login_cookie({})));
+  EXPECT_TRUE(secure(login_cookie({"Origin: http://127.0.0.1"})));
+  EXPECT_TRUE(secure(logout_cookie({})));
+  serve(false);
+  EXPECT_FALSE(secure(login_cookie({"X-Forwarded-Proto: https"})));
+  EXPECT_FALSE(secure(logout_cookie({"Origin: https://bowline.example"})));
+}
+
+TEST(SecureCookieSetting, AutoByDefaultTrueFalseOrARefusal) {
+  SettingsInput in;
+  EXPECT_EQ(resolve_settings(in).secure_cookies, std::nullopt);
+  EXPECT_NE(describe_settings(resolve_settings(in)).find("server.secure_cookies"),
+            std::string::npos);
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::optional<bool>>>{
+           {"auto", std::nullopt}, {"true", true}, {"FALSE", false}, {" true ", true}}) {
+    in.flags = {{"server.secure_cookies", text}};
+    EXPECT_EQ(resolve_settings(in).secure_cookies, expected) << text;
+  }
+  in.flags = {};
+  in.env = {{"BOWLINE_SECURE_COOKIES", "true"}};
+  EXPECT_EQ(resolve_settings(in).secure_cookies, true);
+  in.env = {{"BOWLINE_SECURE_COOKIES", "sometimes"}};
+  try {
+    resolve_settings(in);
+    ADD_FAILURE() << "\"sometimes\" was accepted";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("none of auto, true and false"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace bowline::api::testing
