@@ -18,10 +18,10 @@ using AgentCall = std::function<std::string(const std::string& json, std::chrono
 
 struct GuestIdentity {
   std::string username;  // created when missing, with passwordless sudo like cloud-init's user
-  std::vector<std::string> ssh_keys;    // replace the user's authorized_keys
-  std::optional<std::string> password;  // clear text, set through the agent (never logged)
-  std::string hostname;                 // empty: keep the guest's
-  std::string previous_user;            // removed with its home when it is not `username`
+  std::vector<std::string> ssh_keys;         // replace the user's authorized_keys
+  std::optional<std::string> password_hash;  // crypt(3), as the seed has it; none: locked
+  std::string hostname;                      // empty: keep the guest's
+  std::string previous_user;                 // removed with its home when it is not `username`
 };
 
 class GuestAgentError : public std::runtime_error {

@@ -123,7 +123,18 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
   }
   events_.publish("space.claimed", member->id,
                   {{"pool", pool_name}, {"owner", owner->username}, {"name", name}});
-  replenish(pool->id);
+  // The refill boots a new guest: it starts once this claim is done with the CPU, not while
+  // the claimed guest is being personalised (under emulation they would share two cores).
+  struct Refill {
+    Engine& engine;
+    std::int64_t pool;
+    ~Refill() {
+      try {
+        engine.replenish(pool);
+      } catch (...) {
+      }
+    }
+  } refill{*this, pool->id};
 
   Claimed result{*member, ClaimMethod::Agent, std::nullopt, {}};
   if (member->state == SpaceState::Running) {
@@ -131,9 +142,9 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
       const auto loaded = load(*member);
       const auto plan = plan_for(loaded);
       GuestIdentity identity;
-      identity.username = owner->username;
-      identity.ssh_keys = owner->ssh_keys;
-      identity.password = owner->service_password;
+      identity.username = plan.guest.username;
+      identity.ssh_keys = plan.guest.ssh_keys;
+      identity.password_hash = plan.guest.password_hash;
       identity.hostname = plan.hostname;
       identity.previous_user = "pool";
       apply_identity(

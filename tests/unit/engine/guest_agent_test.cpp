@@ -45,48 +45,66 @@ GuestIdentity alice() {
   GuestIdentity id;
   id.username = "alice";
   id.ssh_keys = {"ssh-ed25519 AAAA alice@laptop"};
-  id.password = "s3cret 'quoted'";
+  id.ssh_keys.push_back("ssh-rsa BBBB alice@desk");
+  id.password_hash = "$6$salt$hash";
   id.hostname = "dev-box";
   id.previous_user = "pool";
   return id;
 }
 
-TEST(GuestAgent, AppliesUserKeysPasswordAndHostnameInOrder) {
+// One guest-exec does it all (each agent round trip and each process costs time under
+// emulation), and every value is a positional parameter.
+TEST(GuestAgent, AppliesUserKeysPasswordAndHostnameInOneScript) {
   ScriptedAgent agent;
   apply_identity(call(agent), alice());
   std::vector<std::string> names;
   for (const auto& r : agent.sent) names.push_back(r["execute"]);
   EXPECT_EQ(names,
-            (std::vector<std::string>{"guest-exec", "guest-exec-status", "guest-exec-status",
-                                      "guest-ssh-add-authorized-keys", "guest-set-user-password"}));
+            (std::vector<std::string>{"guest-exec", "guest-exec-status", "guest-exec-status"}));
   const auto& exec = agent.sent[0]["arguments"];
   EXPECT_EQ(exec["path"], "/bin/sh");
-  ASSERT_EQ(exec["arg"].size(), 6u);
+  EXPECT_EQ(exec["capture-output"], true);
+  ASSERT_EQ(exec["arg"].size(), 8u);
   EXPECT_EQ(exec["arg"][0], "-c");
-  // The values come after the script as $1 $2 $3: the script text never contains them.
+  EXPECT_EQ(exec["arg"][2], "bowline-claim");
   EXPECT_EQ(exec["arg"][3], "alice");
   EXPECT_EQ(exec["arg"][4], "dev-box");
   EXPECT_EQ(exec["arg"][5], "pool");
-  EXPECT_EQ(exec["arg"][1].get<std::string>().find("alice"), std::string::npos);
+  EXPECT_EQ(exec["arg"][6], "ssh-ed25519 AAAA alice@laptop\nssh-rsa BBBB alice@desk\n");
+  EXPECT_EQ(exec["arg"][7], "$6$salt$hash");
+  const auto script = exec["arg"][1].get<std::string>();
+  for (const char* value : {"alice", "dev-box", "AAAA", "$6$salt"})
+    EXPECT_EQ(script.find(value), std::string::npos) << value << " spliced into the script";
   EXPECT_EQ(agent.sent[1]["arguments"]["pid"], 42);
-
-  const auto& keys = agent.sent[3]["arguments"];
-  EXPECT_EQ(keys["username"], "alice");
-  EXPECT_EQ(keys["keys"], json::array({"ssh-ed25519 AAAA alice@laptop"}));
-  EXPECT_EQ(keys["reset"], true);
-
-  const auto& password = agent.sent[4]["arguments"];
-  EXPECT_EQ(password["username"], "alice");
-  EXPECT_EQ(password["crypted"], false);
-  EXPECT_EQ(password["password"], "czNjcmV0ICdxdW90ZWQn");  // base64 of the clear text
 }
 
-TEST(GuestAgent, NoPasswordMeansNoPasswordCall) {
+TEST(GuestAgent, NoPasswordHashMeansAnEmptyParameter) {
   ScriptedAgent agent;
   auto id = alice();
-  id.password.reset();
+  id.password_hash.reset();
   apply_identity(call(agent), id);
-  for (const auto& r : agent.sent) EXPECT_NE(r["execute"], "guest-set-user-password");
+  EXPECT_EQ(agent.sent[0]["arguments"]["arg"][7], "");
+}
+
+// A value that would add a line to passwd, authorized_keys or hosts never reaches the guest.
+TEST(GuestAgent, ValuesThatWouldAddALineAreRefusedBeforeTheGuestIsAsked) {
+  const auto refused = [](GuestIdentity id) {
+    ScriptedAgent agent;
+    EXPECT_THROW(apply_identity(call(agent), id), GuestAgentError);
+    EXPECT_TRUE(agent.sent.empty());
+  };
+  auto id = alice();
+  id.ssh_keys.push_back("ssh-ed25519 CCCC\nssh-ed25519 EVIL");
+  refused(id);
+  id = alice();
+  id.username = "eve\nroot";
+  refused(id);
+  id = alice();
+  id.password_hash = "$6$x$y:0:0";
+  refused(id);
+  id = alice();
+  id.hostname = "a/b";
+  refused(id);
 }
 
 TEST(GuestAgent, AFailingScriptReportsItsExitCodeAndOutput) {
@@ -99,17 +117,17 @@ TEST(GuestAgent, AFailingScriptReportsItsExitCodeAndOutput) {
     EXPECT_NE(std::string(e.what()).find("exit 9"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("hello"), std::string::npos) << e.what();
   }
-  for (const auto& r : agent.sent) EXPECT_NE(r["execute"], "guest-ssh-add-authorized-keys");
+  EXPECT_EQ(agent.sent.back()["execute"], "guest-exec-status");
 }
 
 TEST(GuestAgent, AnAgentErrorNamesTheCommand) {
   ScriptedAgent agent;
-  agent.fail_command = "guest-ssh-add-authorized-keys";
+  agent.fail_command = "guest-exec";
   try {
     apply_identity(call(agent), alice());
     FAIL();
   } catch (const GuestAgentError& e) {
-    EXPECT_EQ(std::string(e.what()), "guest-ssh-add-authorized-keys: nope");
+    EXPECT_EQ(std::string(e.what()), "guest-exec: nope");
   }
 }
 
