@@ -4,7 +4,9 @@
 # and a real tiny guest on a host-only bridge in 198.51.100.0/24. This script makes the guest
 # image, the bridge, the server and the users (with the CLI); the browser part logs in,
 # creates a space and watches it reach running, opens VM Display and VM Console, and checks
-# that a user without the permissions gets neither. Screenshots go to SCREENSHOT_DIR.
+# that a user without the permissions gets neither; an admin (ada) uses the templates page
+# (line:column errors at their line, save), the pools page and the users page. Screenshots go to
+# SCREENSHOT_DIR.
 # The server and the browser run in a network namespace with only loopback (lib/web.sh).
 # With DROP_LIBVIRT_CLIENTS (tests/e2e/drop_libvirt_clients), libvirtd also drops the server's
 # connection under an open console viewer, and the guest reboots under it.
@@ -31,10 +33,11 @@ inner() {
   "$bowline" user create alice --password "$alice_password" --service-password "svc-$prefix" \
     --permission use-vnc --permission use-web-terminal >/dev/null || ifail "user create alice"
   "$bowline" user create bob --password "$bob_password" >/dev/null || ifail "user create bob"
+  "$bowline" user create ada --password "ada-$prefix-pw" --permission admin >/dev/null || ifail "user create ada"
   "$bowline" template create "$work/template.yaml" --name "$prefix" >/dev/null || ifail "template create"
 
   BASE_URL=$BOWLINE_SERVER TEMPLATE=$prefix SCREENSHOT_DIR=$shots CHOSEN_IP=$chosen_ip \
-    ALICE_PASSWORD=$alice_password BOB_PASSWORD=$bob_password ADMIN_TOKEN=$BOWLINE_TOKEN \
+    ALICE_PASSWORD=$alice_password BOB_PASSWORD=$bob_password ADA_PASSWORD=ada-$prefix-pw ADMIN_TOKEN=$BOWLINE_TOKEN \
     DROP_LIBVIRT_CLIENTS=$drop SERVER_PID=$WEB_SERVER_PID web_node e2e.mjs
   status=$?
   return $status

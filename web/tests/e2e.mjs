@@ -1,6 +1,6 @@
 // The web UI in Debian's Chromium (playwright-core, headless, no outside connections) against a
 // real bowline server and guest; started by tests/e2e/web_ui_test.sh, which makes the server,
-// the users alice (use-vnc, use-web-terminal) and bob (neither) and the template TEMPLATE
+// the users alice (use-vnc, use-web-terminal), bob (neither) and ada (admin) and the template TEMPLATE
 // (display and console on). Prints "N passed, M failed" (and the skipped cases with why).
 import path from "node:path";
 import { execFileSync } from "node:child_process";
@@ -15,6 +15,7 @@ const SHOTS = env("SCREENSHOT_DIR");
 const ALICE_PASSWORD = env("ALICE_PASSWORD");
 const BOB_PASSWORD = env("BOB_PASSWORD");
 const ADMIN_TOKEN = env("ADMIN_TOKEN");
+const ADA_PASSWORD = env("ADA_PASSWORD");  // ada: an admin who logs in to the UI
 const CHOSEN_IP = env("CHOSEN_IP");  // in the template's range, for a space with a chosen address
 // Optional: the tool that has libvirtd drop a process's connections, and the server's pid.
 const DROP_LIBVIRT_CLIENTS = process.env.DROP_LIBVIRT_CLIENTS || "";
@@ -250,6 +251,121 @@ async function main() {
     await row.locator("button", { hasText: "Delete" }).click();
     await row.waitFor({ state: "detached", timeout: 120000 });
     check(await page.evaluate(() => window.__sameDocument === true), "the page was reloaded");
+  });
+
+  // The admin pages, as the admin ada (no guest needed).
+  let admin = null;
+  let natTemplate = "";  // saved by the templates step; pools take NAT templates only
+  const apiGet = async (p) => {
+    const r = await fetch(`${BASE}/api/v1${p}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    return { status: r.status, body: r.status === 200 ? await r.json() : null };
+  };
+  const adminPage = async () => {
+    if (!sessions) throw new Skip("the server has no POST /api/v1/session yet");
+    if (!admin) {
+      admin = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      watchErrors(admin, errors);
+      await login(admin, "ada", ADA_PASSWORD);
+    }
+    return admin;
+  };
+
+  await step("templates: an invalid template's line:column error is shown at its line; a valid one is saved", async () => {
+    const adm = await adminPage();
+    const name = `tpl-${TAG}`;
+    await adm.goto(`${BASE}/#/templates/new`);
+    const area = adm.locator('textarea[aria-label="Template YAML"]');
+    await area.waitFor();
+    await adm.locator("section.template > label input").fill(name);
+    const bad = "name: x-${{ .space.name }}\nimage: tiny\nmemory: 256M\ncpus: many\nnetwork:\n  mode: nat\n  bridge: default\n";
+    await area.fill(bad);
+    await adm.getByRole("button", { name: "Validate", exact: true }).click();
+    const item = adm.locator(".diagnostics li.error");
+    await item.first().waitFor();
+    check(await item.count() === 1, `${await item.count()} errors listed`);
+    const where = (await item.locator(".pos").textContent()).trim();
+    check(where === "4:7", `the error is at ${where}, expected 4:7 (the value of cpus)`);
+    check(/cpus/.test(await item.textContent()) && /many/.test(await item.textContent()), await item.textContent());
+    const marked = await adm.locator(".gutter div.error").allTextContents();
+    check(marked.join(",") === "4", `the gutter marks lines [${marked}], expected [4]`);
+    check(/4:7/.test(await adm.locator(".gutter div.error").getAttribute("title")), "the marked line's title names 4:7");
+    await adm.screenshot({ path: path.join(SHOTS, "template-invalid.png") });
+    // The error's button puts the cursor on the value.
+    await item.locator("button").click();
+    const caret = await area.evaluate((a) => a.selectionStart);
+    check(caret === bad.indexOf("many"), `the cursor is at ${caret}, expected ${bad.indexOf("many")}`);
+
+    await area.fill(bad.replace("cpus: many", "cpus: 1"));
+    await adm.getByRole("button", { name: "Validate", exact: true }).click();
+    await adm.locator('[role="status"].ok', { hasText: "Valid." }).waitFor();
+    check(await adm.locator(".gutter div.error").count() === 0, "lines still marked after the fix");
+    await adm.getByRole("button", { name: "Save", exact: true }).click();
+    await adm.waitForFunction((n) => location.hash === `#/templates/${n}`, name);
+    await adm.locator(".bar span", { hasText: "revision 1" }).waitFor();
+    const saved = await apiGet(`/templates/${name}`);
+    check(saved.status === 200 && /cpus: 1/.test(saved.body.yaml), `GET /templates/${name}: ${saved.status}`);
+    await adm.goto(`${BASE}/#/templates`);
+    await adm.locator(`tr[data-template="${name}"]`).waitFor();
+    await adm.screenshot({ path: path.join(SHOTS, "templates.png") });
+    natTemplate = name;
+  });
+
+  await step("pools: an admin creates a pool (no members kept ready) and deletes it", async () => {
+    if (!natTemplate) throw new Skip("no NAT template (the templates step failed)");
+    const adm = await adminPage();
+    const name = `pool-${TAG}`;
+    await adm.goto(`${BASE}/#/pools`);
+    const form = adm.locator('form[aria-label="New pool"]');
+    await form.waitFor();
+    await form.locator("input[name=name]").fill(name);
+    await form.locator("select[name=template]").selectOption(natTemplate);
+    await form.locator("input[name=size]").fill("0");
+    await form.locator("button[type=submit]").click();
+    const row = adm.locator(`tr[data-pool="${name}"]`);
+    const refusal = form.locator('[role="alert"]');
+    await row.or(refusal).first().waitFor();
+    if (await refusal.count()) throw new Error(`the pool was refused: ${await refusal.first().textContent()}`);
+    check((await row.locator("td").nth(1).textContent()).trim() === natTemplate, "the row shows the template");
+    check(/0 of 0/.test(await row.textContent()), `the row shows ${await row.textContent()}`);
+    check(await row.locator("button", { hasText: "Claim" }).isDisabled(), "Claim is enabled with nothing ready");
+    const pool = await apiGet(`/pools/${name}`);
+    check(pool.status === 200 && pool.body.size === 0 && pool.body.template === natTemplate, `GET /pools/${name}: ${pool.status}`);
+    await adm.screenshot({ path: path.join(SHOTS, "pools.png") });
+    adm.once("dialog", (d) => d.accept());
+    await row.locator("button", { hasText: "Delete" }).click();
+    await row.waitFor({ state: "detached" });
+    check((await apiGet(`/pools/${name}`)).status === 404, "the pool is still there after Delete");
+  });
+
+  await step("users: an admin creates a user with a permission and grants another; others see no Users page", async () => {
+    const adm = await adminPage();
+    const username = `dave${TAG}`;
+    await adm.goto(`${BASE}/#/users`);
+    const form = adm.locator('form[aria-label="New user"]');
+    await form.waitFor();
+    await form.locator("input[name=username]").fill(username);
+    await form.locator("input[name=password]").fill(`dave-${TAG}-password`);
+    await form.locator("input[name=new-use-vnc]").check();
+    await form.locator("button[type=submit]").click();
+    await adm.locator(".ok code").waitFor();  // the first API token, shown once
+    const row = adm.locator(`tr[data-user="${username}"]`);
+    await row.waitFor();
+    check(await row.locator(`input[name="${username}-use-vnc"]`).isChecked(), "use-vnc is not ticked in the row");
+    check(!(await row.locator(`input[name="${username}-use-web-terminal"]`).isChecked()), "use-web-terminal is ticked");
+    await row.locator(`input[name="${username}-use-web-terminal"]`).check();
+    let perms = [];
+    for (let i = 0; i < 50; i++) {
+      perms = ((await apiGet(`/users/${username}`)).body?.permissions || []).slice().sort();
+      if (perms.length === 2) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    check(perms.join(",") === "use-vnc,use-web-terminal", `the user's permissions: [${perms}]`);
+    check((await apiGet(`/users/${username}`)).body.hasPassword === true, "no password set");
+    await adm.screenshot({ path: path.join(SHOTS, "users.png") });
+    // alice is no admin: no Users link.
+    await page.goto(`${BASE}/#/spaces`);
+    await page.locator("header.top nav").waitFor();
+    check(await page.locator("header.top nav a", { hasText: "Users" }).count() === 0, "alice sees Users");
   });
 
   await step("no Content-Security-Policy violations or script errors", async () => {
