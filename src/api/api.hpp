@@ -24,6 +24,8 @@ struct ApiOptions {
   // This node's record for GET /api/v1/nodes ({name, runtimes, checks, ...}), made on every
   // request. Unset: {"name": "local", "runtimes": [], "checks": []}.
   std::function<nlohmann::json()> node;
+  // Nodes besides the local one (a KubeVirt cluster); each report is made on every request.
+  std::vector<engine::RemoteNode*> remote_nodes;
   std::size_t replay_batch = 500;          // events read from the store at a time when replaying
   std::size_t replay_window = 512 * 1024;  // unsent bytes a replay waits for before reading on
   SessionOptions sessions;

@@ -68,12 +68,12 @@ nlohmann::json space_info_json(const engine::SpaceView& view) {
   const auto& r = view.readiness;
   return {{"address", optional_json(view.address)},
           {"redefinePending", view.redefine_pending},
-          {"readiness",
-           {{"booted", r.booted},
-            {"ready", r.finished && !r.failed},
-            {"finished", r.finished},
-            {"failed", r.failed},
-            {"detail", r.detail}}},
+          {"readiness", view.readiness_known ? nlohmann::json{{"booted", r.booted},
+                                                              {"ready", r.finished && !r.failed},
+                                                              {"finished", r.finished},
+                                                              {"failed", r.failed},
+                                                              {"detail", r.detail}}
+                                             : nlohmann::json(nullptr)},
           {"consoleTail", r.last_lines}};
 }
 

@@ -11,7 +11,10 @@ void Api::add_node_routes() {
                               : nlohmann::json{{"name", "local"},
                                                {"runtimes", nlohmann::json::array()},
                                                {"checks", nlohmann::json::array()}};
-    return Response::json(200, nlohmann::json::array({node}));
+    if (!node.contains("kind")) node["kind"] = "libvirt";
+    auto nodes = nlohmann::json::array({node});
+    for (auto* remote : options_.remote_nodes) nodes.push_back(remote->report());
+    return Response::json(200, nodes);
   });
 
   router_.add("GET", "/metrics", Access::Any, [this](const Caller&, const Request&) {

@@ -39,6 +39,9 @@ void Api::add_pool_routes() {
                 const auto body = object_body(request);
                 const auto name = required_string(body, "name");
                 const auto tmpl = required_string(body, "template");
+                // Members are made and claimed on this host: a pool has no other node.
+                if (auto node = string_field(body, "node"); node && *node != "local")
+                  throw HttpError(422, "pools run on the local libvirt node only, not on " + *node);
                 if (!body.contains("size") || !body["size"].is_number_integer())
                   throw HttpError(400, "size: a whole number of members is required");
                 const auto pool = engine_.create_pool(name, tmpl, body["size"].get<std::int64_t>());

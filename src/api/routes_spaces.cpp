@@ -35,7 +35,7 @@ void Api::add_space_routes() {
         create.name = required_string(body, "name");
         create.ip = string_field(body, "ip");
         create.start = bool_field(body, "start").value_or(true);
-        const auto accepted = engine_.create_space(create);
+        const auto accepted = engine_.create_space(create, string_field(body, "node").value_or(""));
         auto out = accepted_json(accepted.space.id, accepted.operation_id);
         if (out["space"].is_null()) out["space"] = space_json_of(accepted.space);
         auto response = Response::json(202, out);

@@ -14,9 +14,12 @@
 #include "api/http_server.hpp"
 #include "api/routes_static.hpp"
 #include "engine/engine.hpp"
+#include "engine/kubevirt_node.hpp"
 #include "engine/node_check.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
+#include "kubevirt/curl_client.hpp"
+#include "kubevirt/kubeconfig.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
 #include "spec/loader.hpp"
 #include "util/clock.hpp"
@@ -115,7 +118,26 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     engine_settings.node.server_url = "http://" + settings.listen;
     engine_settings.stop_timeout = settings.stop_timeout;
     engine_settings.reconcile_interval = settings.reconcile_interval;
+    // The KubeVirt node, when one is named: its kubeconfig is read once, here. Made before
+    // the engine, so that it outlives the engine's background work.
+    std::unique_ptr<kubevirt::CurlKubeClient> kube_client;
+    std::unique_ptr<engine::KubevirtNode> kubevirt_node;
+    if (!settings.kubevirt_name.empty()) {
+      const auto path = settings.kubevirt_kubeconfig.empty()
+                            ? kubevirt::default_kubeconfig_path()
+                            : settings.kubevirt_kubeconfig.string();
+      auto connection = kubevirt::load_kubeconfig(path, settings.kubevirt_context);
+      const auto server = connection.server;
+      kube_client = std::make_unique<kubevirt::CurlKubeClient>(std::move(connection),
+                                                               std::chrono::seconds(30));
+      kubevirt_node = std::make_unique<engine::KubevirtNode>(
+          *kube_client,
+          engine::KubevirtNodeOptions{settings.kubevirt_name, settings.kubevirt_namespace, server});
+      out << "bowline server: kubevirt node " << settings.kubevirt_name << " at " << server
+          << ", namespace " << settings.kubevirt_namespace << "\n";
+    }
     engine::Engine engine(store, hypervisor, images, disks, host, events, engine_settings);
+    if (kubevirt_node) engine.add_node(*kubevirt_node);
     engine.start();  // subscribes to libvirt's events and reconciles
 
     ApiOptions api_options;
@@ -135,6 +157,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     };
     api_options.hypervisor = &hypervisor;  // the console and VNC WebSockets
     api_options.sessions.secure_cookie = settings.secure_cookies;
+    if (kubevirt_node) api_options.remote_nodes.push_back(kubevirt_node.get());
     Api api(store, engine, events, api_options);
 
     const auto [address, port] = split_listen_address(settings.listen);

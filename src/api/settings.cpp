@@ -57,6 +57,14 @@ const std::vector<SettingKey>& setting_keys() {
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
       {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
        "the session cookie's Secure flag: auto (when the browser came over HTTPS), true, false"},
+      {"server.kubevirt.name", "--kubevirt-node", "BOWLINE_KUBEVIRT_NAME",
+       "a KubeVirt cluster as a second node of this name (empty: none)"},
+      {"server.kubevirt.kubeconfig", "--kubevirt-kubeconfig", "BOWLINE_KUBEVIRT_KUBECONFIG",
+       "the kubeconfig that reaches the cluster (default: $KUBECONFIG, else ~/.kube/config)"},
+      {"server.kubevirt.context", "--kubevirt-context", "BOWLINE_KUBEVIRT_CONTEXT",
+       "the kubeconfig's context to use (default: its current-context)"},
+      {"server.kubevirt.namespace", "--kubevirt-namespace", "BOWLINE_KUBEVIRT_NAMESPACE",
+       "the namespace the kubevirt node's spaces live in"},
   };
   return keys;
 }
@@ -113,8 +121,9 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     const auto& value = entry.second;
     const auto where = file + ":" + std::to_string(entry.first.Mark().line + 1);
     if (value.IsMap()) {
-      // Only server, server.kvm hold settings.
-      if (key != "server" && key != "server.kvm") check_known(key, where);
+      // Only server, server.kvm and server.kubevirt hold settings.
+      if (key != "server" && key != "server.kvm" && key != "server.kubevirt")
+        check_known(key, where);
       flatten(value, key, file, out);
       continue;
     }
@@ -193,6 +202,14 @@ std::chrono::seconds parse_duration(const std::string& key, const Raw& raw,
   if (seconds <= 0 && !zero_allowed)
     throw SettingsError(key + " (" + raw.where() + "): must be more than 0");
   return std::chrono::seconds(seconds);
+}
+
+// A DNS-1123 label: what Kubernetes namespaces and bowline's node names are.
+bool is_dns_label(const std::string& text) {
+  if (text.empty() || text.size() > 63 || text.front() == '-' || text.back() == '-') return false;
+  for (char c : text)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
 }
 
 bool is_ip_address(const std::string& text) {
@@ -319,6 +336,26 @@ ServerSettings resolve_settings(const SettingsInput& input) {
       throw SettingsError("server.secure_cookies (" + r->where() + "): \"" + value +
                           "\" is none of auto, true and false");
   }
+  if (const auto* r = take("server.kubevirt.name")) {
+    s.kubevirt_name = util::trim(r->text("server.kubevirt.name"));
+    if (!s.kubevirt_name.empty() && !is_dns_label(s.kubevirt_name))
+      throw SettingsError("server.kubevirt.name (" + r->where() + "): \"" + s.kubevirt_name +
+                          "\" is not a node name (lowercase letters, digits and '-')");
+    if (s.kubevirt_name == "local")
+      throw SettingsError("server.kubevirt.name (" + r->where() +
+                          "): \"local\" is the libvirt node's name");
+  }
+  if (const auto* r = take("server.kubevirt.kubeconfig"))
+    s.kubevirt_kubeconfig = resolve_path("server.kubevirt.kubeconfig", *r, input.cwd);
+  if (const auto* r = take("server.kubevirt.context"))
+    s.kubevirt_context = util::trim(r->text("server.kubevirt.context"));
+  if (const auto* r = take("server.kubevirt.namespace")) {
+    s.kubevirt_namespace = util::trim(r->text("server.kubevirt.namespace"));
+    if (!is_dns_label(s.kubevirt_namespace))
+      throw SettingsError("server.kubevirt.namespace (" + r->where() + "): \"" +
+                          s.kubevirt_namespace +
+                          "\" is not a namespace name (lowercase letters, digits and '-')");
+  }
   return s;
 }
 
@@ -339,6 +376,13 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.web_root", s.web_root.string()},
       {"server.secure_cookies",
        s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},
+      {"server.kubevirt.name", s.kubevirt_name},
+      {"server.kubevirt.kubeconfig", s.kubevirt_kubeconfig.empty()
+                                         ? std::string("($KUBECONFIG, else ~/.kube/config)")
+                                         : s.kubevirt_kubeconfig.string()},
+      {"server.kubevirt.context",
+       s.kubevirt_context.empty() ? std::string("(current-context)") : s.kubevirt_context},
+      {"server.kubevirt.namespace", s.kubevirt_namespace},
   };
   std::size_t key_width = 0, value_width = 0;
   for (const auto& [key, value] : values) {

@@ -50,6 +50,11 @@ struct ServerSettings {
   // The session cookie's Secure flag; nullopt: when the browser came over HTTPS (through a
   // TLS front end: bowline itself serves plain HTTP).
   std::optional<bool> secure_cookies;
+  // A KubeVirt cluster as a second node (docs/kubevirt.md); an empty name: none.
+  std::string kubevirt_name;
+  std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config
+  std::string kubevirt_context;               // empty: the kubeconfig's current-context
+  std::string kubevirt_namespace = "default";
 
   std::optional<std::filesystem::path> config_file;  // the file read, if any
   std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""

@@ -71,7 +71,7 @@ int follow(Client& client, const ClientOptions& out, const ojson& accepted, cons
 struct CreateArgs {
   ClientOptions client;
   WaitArgs wait;
-  std::string template_name, name, ip, owner;
+  std::string template_name, name, ip, owner, node;
   bool no_start = false;
 };
 
@@ -81,6 +81,7 @@ int create(const CreateArgs& a) {
   if (!a.ip.empty()) body["ip"] = a.ip;
   if (a.no_start) body["start"] = false;
   if (!a.owner.empty()) body["owner"] = a.owner;
+  if (!a.node.empty()) body["node"] = a.node;
   const auto accepted = client.post("/api/v1/spaces", body);
   return follow(client, a.client, accepted, "create", a.wait, !a.no_start);
 }
@@ -163,6 +164,10 @@ void add_space_verbs(CLI::App& app, int& exit_code) {
         ->type_name("IP");
     cmd->add_flag("--no-start", a->no_start, "Create it stopped");
     cmd->add_option("--owner", a->owner, "Admins: create it for this user")->type_name("USERNAME");
+    cmd->add_option(
+           "--node", a->node,
+           "The node to run it on (default: the local libvirt node; GET /api/v1/nodes lists all)")
+        ->type_name("NODE");
     add_wait_options(*cmd, a->wait.wait, a->wait.options, true);
     add_client_options(*cmd, a->client);
     cmd->footer(

@@ -213,7 +213,7 @@ void Engine::check_devices_free(const store::Space& space, const spec::Spec& spe
   }
 }
 
-Accepted Engine::create_space(const CreateSpaceRequest& request) {
+Accepted Engine::create_space(const CreateSpaceRequest& request, const std::string& node) {
   check_space_name(request.name);
   auto tmpl = store_.templates().find_by_name(request.template_name);
   if (!tmpl)
@@ -223,6 +223,8 @@ Accepted Engine::create_space(const CreateSpaceRequest& request) {
   if (store_.spaces().find_by_name(owner->id, request.name))
     throw EngineError(EngineError::Kind::Conflict,
                       owner->username + " already has a space named " + request.name);
+  if (!node.empty() && node != settings_.node_name)
+    return make_remote_space(*owner, *tmpl, request, node);
   return make_space(owner, std::nullopt, *tmpl, request.name, request.ip, request.start);
 }
 
@@ -444,6 +446,7 @@ std::int64_t Engine::start_space(const std::string& id) {
   auto space = require(id);
   if (space.state == SpaceState::Deleting)
     throw EngineError(EngineError::Kind::Conflict, "the space is being deleted");
+  if (is_remote(space)) return remote_start(space);
   store_.spaces().set_desired_state(id, store::DesiredState::Running);
   const bool first = space.applied_template_revision == 0;
   return enqueue(space, "start", [this, id, first](std::int64_t op) {
@@ -501,6 +504,7 @@ void Engine::shut_down(const store::Space& space, std::int64_t operation) {
 
 std::int64_t Engine::stop_space(const std::string& id) {
   auto space = require(id);
+  if (is_remote(space)) return remote_stop(space);
   store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
   return enqueue(space, "stop", [this, id](std::int64_t op) {
     auto current = require(id);
@@ -512,6 +516,7 @@ std::int64_t Engine::stop_space(const std::string& id) {
 
 std::int64_t Engine::restart_space(const std::string& id) {
   auto space = require(id);
+  if (is_remote(space)) return remote_restart(space);
   store_.spaces().set_desired_state(id, store::DesiredState::Running);
   return enqueue(space, "restart", [this, id](std::int64_t op) {
     auto current = require(id);
@@ -537,6 +542,7 @@ void Engine::tear_down(const store::Space& space) {
 
 std::int64_t Engine::delete_space(const std::string& id) {
   auto space = require(id);
+  if (is_remote(space)) return remote_delete(space);
   store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
   return enqueue(space, "delete", [this, id](std::int64_t) {
     auto current = require(id);
@@ -551,6 +557,9 @@ std::int64_t Engine::delete_space(const std::string& id) {
 
 void Engine::set_ip(const std::string& id, const std::string& ip) {
   auto space = require(id);
+  if (is_remote(space))
+    throw EngineError(EngineError::Kind::Invalid,
+                      "a space on the node " + space.node + " gets its address from the cluster");
   if (space.state != SpaceState::Stopped)
     throw EngineError(EngineError::Kind::Conflict,
                       "stop the space first: its address changes only while it is stopped");
@@ -588,6 +597,10 @@ SpaceView Engine::describe(const std::string& id) {
                             view.space.applied_template_revision != tmpl->revision;
   }
   view.address = view.space.ip;
+  if (is_remote(view.space)) {
+    view.readiness_known = false;  // no console log on this host
+    return view;
+  }
   if (!view.address && view.space.state == SpaceState::Running) {
     for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
       try {
@@ -712,6 +725,7 @@ void Engine::audit() {
 }
 
 void Engine::check_drift(const store::Space& space) {
+  if (is_remote(space)) return remote_check_drift(space);
   switch (space.state) {
     case SpaceState::Pending:
     case SpaceState::Creating:

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "engine/executor.hpp"
 #include "engine/host_probe.hpp"
 #include "engine/readiness.hpp"
+#include "engine/remote_node.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "libvirt/hypervisor.hpp"
@@ -67,6 +69,7 @@ struct SpaceView {
   bool redefine_pending = false;       // the template changed since the domain was defined
   std::optional<std::string> address;  // the lease (bridged) or what libvirt reports (nat)
   Readiness readiness;
+  bool readiness_known = true;  // false: the node has no console log to read it from
 };
 
 // How a claimed pool member became its owner's.
@@ -95,10 +98,13 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // A node besides the local libvirt one, before start(); it must outlive the engine.
+  void add_node(RemoteNode& node);
   // Subscribes to libvirt's lifecycle events and reconciles the store with libvirt.
   void start();
 
-  Accepted create_space(const CreateSpaceRequest& request);
+  // `node`: empty or the local node's name for libvirt, else a node given to add_node.
+  Accepted create_space(const CreateSpaceRequest& request, const std::string& node = {});
   std::int64_t start_space(const std::string& id);
   std::int64_t stop_space(const std::string& id);
   std::int64_t restart_space(const std::string& id);
@@ -161,6 +167,21 @@ class Engine {
   store::Space require(const std::string& id);
   void check_devices_exist(const spec::Spec& spec);
   void check_devices_free(const store::Space& space, const spec::Spec& spec);
+  // Spaces on remote nodes (engine_remote.cpp).
+  bool is_remote(const store::Space& space) const {
+    return !space.node.empty() && space.node != settings_.node_name;
+  }
+  RemoteNode& remote_node(const store::Space& space);
+  Accepted make_remote_space(const store::User& owner, const store::Template& tmpl,
+                             const CreateSpaceRequest& request, const std::string& node);
+  void remote_apply(const std::string& id, std::int64_t operation, bool running, bool first);
+  std::int64_t remote_start(const store::Space& space);
+  std::int64_t remote_stop(const store::Space& space);
+  std::int64_t remote_restart(const store::Space& space);
+  std::int64_t remote_delete(const store::Space& space);
+  // Waits (up to the stop timeout) for the node to report `wanted`; sets what it reports.
+  void remote_settle(const store::Space& space, RemoteState wanted);
+  void remote_check_drift(const store::Space& space);
 
   store::Store& store_;
   libvirt::Hypervisor& hypervisor_;
@@ -178,6 +199,7 @@ class Engine {
   std::condition_variable audit_wake_;
   bool audit_stop_ = false;
   std::thread auditor_;
+  std::map<std::string, RemoteNode*> remote_nodes_;  // by name; set before start()
   Executor executor_;  // last: its threads stop before the members they use
 };
 

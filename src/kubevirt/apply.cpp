@@ -27,7 +27,8 @@ std::string field(const nlohmann::ordered_json& object, const char* a, const cha
   return node->is_string() ? node->get<std::string>() : std::string();
 }
 
-// "Forbidden: virtualmachines.kubevirt.io "dev" is forbidden: ..." from a Status body.
+}  // namespace
+
 std::string api_message(const HttpResponse& response) {
   const auto status = nlohmann::json::parse(response.body, nullptr, false);
   if (status.is_object() && status.contains("message") && status["message"].is_string()) {
@@ -37,8 +38,6 @@ std::string api_message(const HttpResponse& response) {
   auto body = response.body.substr(0, 300);
   return body.empty() ? "no message" : body;
 }
-
-}  // namespace
 
 std::string object_path(const nlohmann::ordered_json& object) {
   const auto api_version = field(object, "apiVersion");

@@ -24,6 +24,10 @@ class ApiError : public std::runtime_error {
 inline constexpr const char* kFieldManager = "bowline";
 inline constexpr const char* kApplyPatchType = "application/apply-patch+yaml";
 
+// "Forbidden: virtualmachines.kubevirt.io "dev" is forbidden: ..." from a Status body (its
+// reason and message), else the start of the body.
+std::string api_message(const HttpResponse& response);
+
 // /api/v1/namespaces/<ns>/secrets/<name>, /apis/kubevirt.io/v1/namespaces/<ns>/virtualmachines/
 // <name>, ... from the object's apiVersion, kind and metadata. Throws std::invalid_argument
 // for a kind this backend does not render.

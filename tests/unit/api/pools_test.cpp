@@ -49,6 +49,10 @@ TEST_F(PoolsTest, OnlyAdminsMakePoolsAndABridgedTemplateIsRefusedWithTheReason) 
   r = client_.post("/api/v1/pools", stack_.admin_token(),
                    {{"name", "p"}, {"template", "nope"}, {"size", 1}});
   EXPECT_EQ(r.status, 404) << r.body;
+  r = client_.post("/api/v1/pools", stack_.admin_token(),
+                   {{"name", "p"}, {"template", "nat"}, {"size", 1}, {"node", "cluster"}});
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_NE(r.body.find("pools run on the local libvirt node only"), std::string::npos) << r.body;
   EXPECT_TRUE(client_.get("/api/v1/pools", bob).parsed().empty());
 }
 

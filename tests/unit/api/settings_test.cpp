@@ -110,6 +110,10 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.kvm.resolvers", {"8.8.8.8", "8.8.4.4", "::1"}},
       {"server.web_root", {"/f", "/e", "/g"}},
       {"server.secure_cookies", {"true", "false", "auto"}},
+      {"server.kubevirt.name", {"c1", "c2", "c3"}},
+      {"server.kubevirt.kubeconfig", {"/f", "/e", "/g"}},
+      {"server.kubevirt.context", {"a", "b", "c"}},
+      {"server.kubevirt.namespace", {"ns-f", "ns-e", "ns-g"}},
   };
   for (const auto& key : setting_keys()) {
     const auto& v = values.at(key.key);
@@ -117,8 +121,12 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
     const auto dot = k.rfind('.');
     const auto leaf = k.substr(dot + 1);
     const bool kvm = k.find(".kvm.") != std::string::npos;
-    const auto file = write_config(std::string("server:\n") + (kvm ? "  kvm:\n    " : "  ") + leaf +
-                                   ": \"" + v[0] + "\"\n");
+    const bool kubevirt = k.find(".kubevirt.") != std::string::npos;
+    const auto file = write_config(std::string("server:\n") +
+                                   (kvm        ? "  kvm:\n    "
+                                    : kubevirt ? "  kubevirt:\n    "
+                                               : "  ") +
+                                   leaf + ": \"" + v[0] + "\"\n");
     auto in = input();
     in.config_file = file;
     EXPECT_EQ(resolve_settings(in).sources.at(k), SettingSource::File) << k;
@@ -206,6 +214,33 @@ TEST_F(SettingsTest, ErrorsNameTheSettingAndItsSource) {
   expect_error(in, "cannot read the config file");
   in.config_file = write_config("server:\n  data_dir: [a, b]\n");
   expect_error(in, "expected a single value");
+  in = input();
+  in.flags = {{"server.kubevirt.name", "local"}};
+  expect_error(in, "server.kubevirt.name (flag --kubevirt-node): \"local\" is the libvirt node's");
+  in.flags = {{"server.kubevirt.name", "My_Cluster"}};
+  expect_error(in, "\"My_Cluster\" is not a node name");
+  in = input();
+  in.env = {{"BOWLINE_KUBEVIRT_NAMESPACE", "Tenant.A"}};
+  expect_error(in,
+               "server.kubevirt.namespace (environment variable BOWLINE_KUBEVIRT_NAMESPACE): "
+               "\"Tenant.A\" is not a namespace name");
+}
+
+TEST_F(SettingsTest, TheKubevirtNodeIsOffUntilNamed) {
+  auto s = resolve_settings(input());
+  EXPECT_EQ(s.kubevirt_name, "");
+  EXPECT_EQ(s.kubevirt_namespace, "default");
+  auto in = input();
+  in.config_file = write_config(
+      "server:\n  kubevirt:\n    name: cluster\n    kubeconfig: kube/config\n"
+      "    namespace: tenant-a\n");
+  s = resolve_settings(in);
+  EXPECT_EQ(s.kubevirt_name, "cluster");
+  EXPECT_EQ(s.kubevirt_namespace, "tenant-a");
+  EXPECT_EQ(s.kubevirt_kubeconfig, "/start/here/kube/config");  // against the start directory
+  const auto text = describe_settings(s);
+  EXPECT_NE(text.find("server.kubevirt.name"), std::string::npos) << text;
+  EXPECT_NE(text.find("tenant-a"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,0 +1,254 @@
+#include "engine/kubevirt_node.hpp"
+
+#include <set>
+
+#include "kubevirt/apply.hpp"
+#include "kubevirt/render.hpp"
+
+namespace bowline::engine {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+bool ok(long status) {
+  return status >= 200 && status <= 299;
+}
+
+kubevirt::ApiError api_error(const std::string& what, const kubevirt::HttpResponse& response) {
+  return kubevirt::ApiError(response.status, what + ": HTTP " + std::to_string(response.status) +
+                                                 ": " + kubevirt::api_message(response));
+}
+
+// An object reduced to what names it: enough to delete it.
+Json named(const char* api_version, const char* kind, const std::string& ns,
+           const std::string& name) {
+  return Json{{"apiVersion", api_version},
+              {"kind", kind},
+              {"metadata", Json{{"name", name}, {"namespace", ns}}}};
+}
+
+nlohmann::json check(const char* name, const char* title, bool passed, const std::string& detail,
+                     const std::string& fix) {
+  return {{"name", name},     {"title", title},   {"status", passed ? "ok" : "missing"},
+          {"required", true}, {"detail", detail}, {"fix", passed ? std::string() : fix}};
+}
+
+}  // namespace
+
+const char* to_string(RemoteState state) {
+  switch (state) {
+    case RemoteState::Running:
+      return "running";
+    case RemoteState::Stopped:
+      return "stopped";
+    case RemoteState::Starting:
+      return "starting";
+    case RemoteState::Stopping:
+      return "stopping";
+    case RemoteState::Failed:
+      return "failed";
+    case RemoteState::Gone:
+      return "gone";
+  }
+  return "?";
+}
+
+Observation observe_printable_status(const std::string& printable, bool ready) {
+  static const std::set<std::string> running{"Running", "Migrating", "Paused"};
+  static const std::set<std::string> stopped{"Stopped", "Succeeded"};
+  static const std::set<std::string> starting{"Provisioning", "Starting", "WaitingForVolumeBinding",
+                                              "WaitingForReceiver"};
+  static const std::set<std::string> stopping{"Stopping", "Terminating"};
+  if (running.count(printable)) return {RemoteState::Running, printable};
+  if (stopped.count(printable)) return {RemoteState::Stopped, printable};
+  if (starting.count(printable)) return {RemoteState::Starting, printable};
+  if (stopping.count(printable)) return {RemoteState::Stopping, printable};
+  // The controller has not written a status yet: a fresh VM, on its way somewhere.
+  if (printable.empty())
+    return {ready ? RemoteState::Running : RemoteState::Starting, "no status reported yet"};
+  // CrashLoopBackOff, ErrorUnschedulable, ErrImagePull, DataVolumeError, Unknown, ...
+  return {RemoteState::Failed, printable};
+}
+
+std::string applied_run_strategy(spec::RunStrategy strategy, bool running) {
+  if (!running) return "Halted";
+  switch (strategy) {
+    case spec::RunStrategy::Always:
+    case spec::RunStrategy::RerunOnFailure:
+    case spec::RunStrategy::Once:
+      return spec::to_string(strategy);
+    case spec::RunStrategy::Manual:
+    case spec::RunStrategy::Halted:
+      return "Manual";
+  }
+  return "Manual";
+}
+
+KubevirtNode::KubevirtNode(kubevirt::KubeClient& client, KubevirtNodeOptions options)
+    : client_(client), o_(std::move(options)) {}
+
+std::string KubevirtNode::vm_path(const std::string& vm) const {
+  return "/apis/kubevirt.io/v1/namespaces/" + o_.ns + "/virtualmachines/" + vm;
+}
+
+std::vector<std::string> KubevirtNode::refusals(const spec::Spec& spec) const {
+  std::vector<std::string> out;
+  if (spec.network.mode == spec::NetworkMode::Bridged)
+    out.push_back(
+        "network.mode bridged takes a host bridge and an address from bowline; on the "
+        "kubevirt node " +
+        o_.name + " a VM is on the pod network (use network.mode nat, and networks: for more)");
+  return out;
+}
+
+void KubevirtNode::apply(const RemoteSpace& s, bool running) {
+  kubevirt::RenderOptions options;
+  options.ns = o_.ns;
+  if (s.owner) {
+    options.owner.username = s.owner->username;
+    options.owner.email = s.owner->email;
+    options.owner.timezone = s.owner->timezone;
+    options.owner.password = s.owner->service_password;
+    options.owner.ssh_keys = s.owner->ssh_keys;
+  } else {
+    options.owner.username = "pool";
+  }
+  options.space_name = s.space.name;
+  options.space_id = s.space.id;
+  auto manifests = kubevirt::render_manifests(s.spec, options);
+  const auto strategy = applied_run_strategy(s.spec.run_strategy, running);
+  for (auto& object : manifests.objects)
+    if (object["kind"] == "VirtualMachine") object["spec"]["runStrategy"] = strategy;
+  kubevirt::apply_objects(client_, manifests.objects);
+  if (running && strategy == "Manual") {
+    // 409: KubeVirt's "VM is already running".
+    try {
+      subresource(s.spec.name, "start");
+    } catch (const kubevirt::ApiError& e) {
+      if (e.status() != 409) throw;
+    }
+  }
+}
+
+void KubevirtNode::power_off(const store::Space& space) {
+  // A merge patch of the one field: a stop must work even when the template no longer renders,
+  // and a changed template applies at the next start, not at a stop.
+  const auto response =
+      client_.send("PATCH", vm_path(space.domain_name) + "?fieldManager=" + kubevirt::kFieldManager,
+                   "application/merge-patch+json", R"({"spec":{"runStrategy":"Halted"}})");
+  if (response.status == 404) return;  // nothing there to stop
+  if (!ok(response.status))
+    throw api_error("stopping VirtualMachine/" + space.domain_name, response);
+}
+
+void KubevirtNode::restart(const RemoteSpace& s) {
+  const auto before = observe(s.space);
+  apply(s, true);  // a stopped VM starts here; a running one keeps running on the old spec
+  if (before.state == RemoteState::Running) subresource(s.spec.name, "restart");
+}
+
+void KubevirtNode::remove(const store::Space& space) {
+  const auto& vm = space.domain_name;
+  // In the order of apply; delete_objects goes backwards: Service, VM, Secret, DataVolume.
+  const std::vector<Json> objects{
+      named("cdi.kubevirt.io/v1beta1", "DataVolume", o_.ns, kubevirt::system_disk_name(vm)),
+      named("v1", "Secret", o_.ns, kubevirt::cloud_init_secret_name(vm)),
+      named("kubevirt.io/v1", "VirtualMachine", o_.ns, vm),
+      named("v1", "Service", o_.ns, vm),
+  };
+  kubevirt::delete_objects(client_, objects);
+}
+
+Observation KubevirtNode::observe(const store::Space& space) {
+  const auto response = client_.send("GET", vm_path(space.domain_name), "", "");
+  if (response.status == 404) return {RemoteState::Gone, "no VirtualMachine " + space.domain_name};
+  if (!ok(response.status))
+    throw api_error("reading VirtualMachine/" + space.domain_name, response);
+  const auto vm = nlohmann::json::parse(response.body, nullptr, false);
+  std::string printable;
+  bool ready = false;
+  if (vm.is_object() && vm.contains("status") && vm["status"].is_object()) {
+    const auto& status = vm["status"];
+    if (status.contains("printableStatus") && status["printableStatus"].is_string())
+      printable = status["printableStatus"].get<std::string>();
+    ready = status.contains("ready") && status["ready"].is_boolean() && status["ready"].get<bool>();
+  }
+  return observe_printable_status(printable, ready);
+}
+
+void KubevirtNode::subresource(const std::string& vm, const std::string& verb) {
+  const auto target = "/apis/subresources.kubevirt.io/v1/namespaces/" + o_.ns +
+                      "/virtualmachines/" + vm + "/" + verb;
+  const auto response = client_.send("PUT", target, "application/json", "{}");
+  if (!ok(response.status)) throw api_error(verb + " of VirtualMachine/" + vm, response);
+}
+
+nlohmann::json KubevirtNode::report() {
+  auto checks = nlohmann::json::array();
+  const std::string reach_fix =
+      "check server.kubevirt.kubeconfig (server, CA, credentials) and that the API server is "
+      "reachable from this host";
+  // Each probe: (answered 2xx, body, or why not).
+  auto probe = [this](const std::string& target, std::string& body, std::string& problem) {
+    try {
+      const auto response = client_.send("GET", target, "", "");
+      body = response.body;
+      if (ok(response.status)) return true;
+      problem = "HTTP " + std::to_string(response.status) + ": " + kubevirt::api_message(response);
+    } catch (const kubevirt::TransportError& e) {
+      problem = e.what();
+    }
+    return false;
+  };
+  std::string body, problem;
+  const bool reachable = probe("/version", body, problem);
+  if (reachable) {
+    const auto version = nlohmann::json::parse(body, nullptr, false);
+    const std::string git = version.is_object() && version.contains("gitVersion")
+                                ? version["gitVersion"].get<std::string>()
+                                : std::string("version unknown");
+    checks.push_back(
+        check("api-server", "Kubernetes API server", true, o_.server + ": " + git, ""));
+  } else {
+    checks.push_back(
+        check("api-server", "Kubernetes API server", false, o_.server + ": " + problem, reach_fix));
+  }
+  if (reachable) {
+    bool has_vms = false;
+    if (probe("/apis/kubevirt.io/v1", body, problem)) {
+      const auto list = nlohmann::json::parse(body, nullptr, false);
+      if (list.is_object() && list.contains("resources") && list["resources"].is_array())
+        for (const auto& r : list["resources"])
+          if (r.is_object() && r.value("name", "") == "virtualmachines") has_vms = true;
+      if (!has_vms) problem = "kubevirt.io/v1 serves no virtualmachines";
+    }
+    checks.push_back(check("kubevirt", "KubeVirt (VirtualMachine API)", has_vms,
+                           has_vms ? "kubevirt.io/v1 virtualmachines" : problem,
+                           "install KubeVirt on the cluster"));
+    const bool cdi = probe("/apis/cdi.kubevirt.io/v1beta1", body, problem);
+    checks.push_back(check("cdi", "CDI (DataVolume API, imports system disks)", cdi,
+                           cdi ? "cdi.kubevirt.io/v1beta1" : problem,
+                           "install the Containerized Data Importer on the cluster"));
+    const bool allowed = probe(
+        "/apis/kubevirt.io/v1/namespaces/" + o_.ns + "/virtualmachines?limit=1", body, problem);
+    checks.push_back(
+        check("namespace", "VirtualMachines in the namespace", allowed,
+              allowed ? "namespace " + o_.ns : problem,
+              "let the kubeconfig's user manage VirtualMachines, Secrets, Services and "
+              "DataVolumes in " +
+                  o_.ns + " (a Role and RoleBinding)"));
+  }
+  bool ready = true;
+  for (const auto& c : checks) ready = ready && c["status"] == "ok";
+  return {{"name", o_.name},
+          {"kind", kind()},
+          {"server", o_.server},
+          {"namespace", o_.ns},
+          {"runtimes", ready ? nlohmann::json::array({"kubevirt"}) : nlohmann::json::array()},
+          {"ready", ready},
+          {"checks", checks},
+          {"devices", nlohmann::json::array()}};
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""A stateful stand-in for a Kubernetes API server with KubeVirt, over HTTPS.
+
+Usage: fake_apiserver.py CERT KEY LOG TOKEN
+
+Listens on 127.0.0.1 (port chosen by the kernel), prints the port on one line and serves until
+killed. Every API request is appended to LOG as one JSON line: method, path, query, the
+Content-Type and Authorization headers and the body. A request without "Bearer TOKEN" gets 401.
+
+What it keeps, as the API server and KubeVirt's controllers would:
+- objects by path: server-side apply (PATCH, application/apply-patch+yaml) creates (201) or
+  replaces (200) one; a merge patch (application/merge-patch+json) changes an existing one;
+  GET reads it, DELETE removes it (404 when absent);
+- a VirtualMachine's power: runStrategy Always, RerunOnFailure and Once run it, Halted stops
+  it, Manual leaves it as it is; status.printableStatus and status.ready say which;
+- the subresources PUT .../virtualmachines/NAME/{start,stop,restart} as virt-api answers them
+  (start on Halted switches runStrategy to Always, 409 when already running; restart counts in
+  status.restarts, 409 when not running);
+- discovery: /version, /apis/kubevirt.io/v1, /apis/cdi.kubevirt.io/v1beta1, and VM lists.
+
+Cues for tests (not logged, no token needed):
+- POST /fake/refuse {"method", "contains", "status", "reason", "message"}: requests with that
+  method whose path contains the text are answered with a Status of that code until cleared;
+- POST /fake/status {"name", "printableStatus"}: a VM reports that status from now on;
+- POST /fake/forget {"name"}: the VM vanishes (as if deleted behind bowline's back);
+- POST /fake/clear: no refusals, no forced statuses.
+"""
+import http.server
+import json
+import re
+import ssl
+import sys
+import urllib.parse
+
+cert, key, log_path, token = sys.argv[1:5]
+
+objects = {}  # path -> object
+running = {}  # VM path -> bool
+forced_status = {}  # VM name -> printableStatus
+refusals = []
+
+VM_PATH = re.compile(r"^/apis/kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines/([^/]+)$")
+VM_LIST = re.compile(r"^/apis/kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines$")
+SUBRESOURCE = re.compile(
+    r"^/apis/subresources\.kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines/([^/]+)/"
+    r"(start|stop|restart)$")
+
+
+def status_body(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
+            "message": message, "code": code}
+
+
+def strategy(vm):
+    return vm.get("spec", {}).get("runStrategy", "Halted")
+
+
+def settle(path):
+    """KubeVirt's controller: runStrategy decides whether the VM runs."""
+    s = strategy(objects[path])
+    if s in ("Always", "RerunOnFailure", "Once"):
+        running[path] = True
+    elif s == "Halted":
+        running[path] = False
+    else:
+        running.setdefault(path, False)
+
+
+def with_status(path):
+    vm = dict(objects[path])
+    name = vm["metadata"]["name"]
+    status = dict(vm.get("status", {}))
+    printable = forced_status.get(name) or ("Running" if running.get(path) else "Stopped")
+    status["printableStatus"] = printable
+    status["ready"] = printable == "Running"
+    vm["status"] = status
+    return vm
+
+
+def merge(target, patch):
+    for k, v in patch.items():
+        if v is None:
+            target.pop(k, None)
+        elif isinstance(v, dict) and isinstance(target.get(k), dict):
+            merge(target[k], v)
+        else:
+            target[k] = v
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, code, payload):
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(length).decode() if length else ""
+        url = urllib.parse.urlsplit(self.path)
+        path = url.path
+        if path.startswith("/fake/"):
+            return self.cue(path, json.loads(body) if body else {})
+        with open(log_path, "a") as log:
+            log.write(json.dumps({
+                "method": self.command, "path": path, "query": urllib.parse.parse_qs(url.query),
+                "content_type": self.headers.get("Content-Type", ""),
+                "authorization": self.headers.get("Authorization", ""), "body": body}) + "\n")
+        if self.headers.get("Authorization", "") != "Bearer " + token:
+            return self.reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        for r in refusals:
+            if r["method"] == self.command and r["contains"] in path:
+                return self.reply(r["status"], status_body(r["status"], r["reason"], r["message"]))
+        handler = getattr(self, "api_" + self.command.lower(), None)
+        if handler is None:
+            return self.reply(405, status_body(405, "MethodNotAllowed", self.command))
+        return handler(path, body)
+
+    do_GET = do_PATCH = do_PUT = do_DELETE = do_POST = handle_any
+
+    def cue(self, path, data):
+        if path == "/fake/refuse":
+            refusals.append(data)
+        elif path == "/fake/status":
+            forced_status[data["name"]] = data["printableStatus"]
+        elif path == "/fake/forget":
+            for p in [p for p, o in objects.items() if o["metadata"]["name"] == data["name"]
+                      and o["kind"] == "VirtualMachine"]:
+                del objects[p]
+                running.pop(p, None)
+        elif path == "/fake/clear":
+            refusals.clear()
+            forced_status.clear()
+        else:
+            return self.reply(404, {})
+        return self.reply(200, {})
+
+    def api_get(self, path, _):
+        if path == "/version":
+            return self.reply(200, {"major": "1", "minor": "30", "gitVersion": "v1.30.0-fake"})
+        if path == "/apis/kubevirt.io/v1":
+            return self.reply(200, {"kind": "APIResourceList", "groupVersion": "kubevirt.io/v1",
+                                    "resources": [{"name": "virtualmachines", "namespaced": True,
+                                                   "kind": "VirtualMachine"}]})
+        if path == "/apis/cdi.kubevirt.io/v1beta1":
+            return self.reply(200, {"kind": "APIResourceList",
+                                    "groupVersion": "cdi.kubevirt.io/v1beta1",
+                                    "resources": [{"name": "datavolumes", "namespaced": True}]})
+        if VM_LIST.match(path):
+            items = [with_status(p) for p in objects if p.startswith(path + "/")]
+            return self.reply(200, {"kind": "VirtualMachineList", "items": items})
+        if path not in objects:
+            return self.reply(404, status_body(404, "NotFound", path + " not found"))
+        return self.reply(200, with_status(path) if VM_PATH.match(path) else objects[path])
+
+    def api_patch(self, path, body):
+        content_type = self.headers.get("Content-Type", "")
+        try:
+            patch = json.loads(body)  # the apply body is YAML; bowline sends JSON, which is YAML
+        except ValueError as e:
+            return self.reply(400, status_body(400, "BadRequest", str(e)))
+        if content_type == "application/apply-patch+yaml":
+            created = path not in objects
+            objects[path] = patch
+            code = 201 if created else 200
+        elif content_type == "application/merge-patch+json":
+            if path not in objects:
+                return self.reply(404, status_body(404, "NotFound", path + " not found"))
+            merge(objects[path], patch)
+            code = 200
+        else:
+            return self.reply(415, status_body(415, "UnsupportedMediaType", content_type))
+        if VM_PATH.match(path):
+            settle(path)
+            return self.reply(code, with_status(path))
+        return self.reply(code, objects[path])
+
+    def api_put(self, path, _):
+        m = SUBRESOURCE.match(path)
+        if not m:
+            return self.reply(404, status_body(404, "NotFound", path))
+        vm_path = "/apis/kubevirt.io/v1/namespaces/%s/virtualmachines/%s" % (m[1], m[2])
+        if vm_path not in objects:
+            return self.reply(404, status_body(404, "NotFound", "virtualmachine " + m[2]))
+        vm, verb, on = objects[vm_path], m[3], running.get(vm_path, False)
+        if verb == "start":
+            if on:
+                return self.reply(409, status_body(409, "Conflict", "VM is already running"))
+            if strategy(vm) == "Halted":
+                vm["spec"]["runStrategy"] = "Always"
+            running[vm_path] = True
+        elif verb == "stop":
+            if not on:
+                return self.reply(409, status_body(409, "Conflict", "VM is not running"))
+            if strategy(vm) in ("Always", "RerunOnFailure"):
+                vm["spec"]["runStrategy"] = "Halted"
+            running[vm_path] = False
+        else:
+            if not on:
+                return self.reply(409, status_body(409, "Conflict", "VM is not running"))
+            vm.setdefault("status", {})["restarts"] = vm.get("status", {}).get("restarts", 0) + 1
+        return self.reply(202, {})
+
+    def api_delete(self, path, _):
+        if path not in objects:
+            return self.reply(404, status_body(404, "NotFound", path + " not found"))
+        del objects[path]
+        running.pop(path, None)
+        return self.reply(200, {"kind": "Status", "status": "Success"})
+
+
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+server = http.server.HTTPServer(("127.0.0.1", 0), Handler)  # one at a time: the log keeps order
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()

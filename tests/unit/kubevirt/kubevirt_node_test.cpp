@@ -1,0 +1,139 @@
+// KubevirtNode's decisions with a scripted KubeClient: which strategy it applies, how it reads
+// KubeVirt's statuses, which answers it takes as done. (engine_node_test.cpp runs the same node
+// over real HTTPS.)
+#include "engine/kubevirt_node.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "kubevirt/apply.hpp"
+#include "test_support.hpp"
+
+namespace bowline::kubevirt::test {
+namespace {
+
+using engine::RemoteState;
+
+// Answers from a script (default: 200 {}), records every request.
+class ScriptedClient final : public KubeClient {
+ public:
+  struct Sent {
+    std::string method, target, content_type, body;
+  };
+  std::vector<Sent> sent;
+  std::deque<HttpResponse> answers;
+
+  HttpResponse send(const std::string& method, const std::string& target,
+                    const std::string& content_type, const std::string& body) override {
+    sent.push_back({method, target, content_type, body});
+    if (answers.empty()) return {200, "{}"};
+    auto a = answers.front();
+    answers.pop_front();
+    return a;
+  }
+};
+
+store::Space space_named(const std::string& domain) {
+  store::Space s;
+  s.id = "0b5c3d62-1111-4222-8333-944455556666";
+  s.name = "dev";
+  s.domain_name = domain;
+  s.node = "cluster";
+  return s;
+}
+
+TEST(KubevirtNode, PrintableStatusesMapToBowlinesStates) {
+  const std::vector<std::pair<std::string, RemoteState>> table{
+      {"Running", RemoteState::Running},
+      {"Paused", RemoteState::Running},
+      {"Migrating", RemoteState::Running},
+      {"Stopped", RemoteState::Stopped},
+      {"Provisioning", RemoteState::Starting},
+      {"Starting", RemoteState::Starting},
+      {"WaitingForVolumeBinding", RemoteState::Starting},
+      {"Stopping", RemoteState::Stopping},
+      {"Terminating", RemoteState::Stopping},
+      {"CrashLoopBackOff", RemoteState::Failed},
+      {"ErrorUnschedulable", RemoteState::Failed},
+      {"ErrImagePull", RemoteState::Failed},
+      {"DataVolumeError", RemoteState::Failed},
+      {"Unknown", RemoteState::Failed},
+  };
+  for (const auto& [printable, state] : table) {
+    const auto seen = engine::observe_printable_status(printable, false);
+    EXPECT_EQ(seen.state, state) << printable;
+    EXPECT_EQ(seen.detail, printable);
+  }
+  EXPECT_EQ(engine::observe_printable_status("", false).state, RemoteState::Starting);
+  EXPECT_EQ(engine::observe_printable_status("", true).state, RemoteState::Running);
+}
+
+TEST(KubevirtNode, TheAppliedRunStrategyFollowsTheDesiredState) {
+  using spec::RunStrategy;
+  EXPECT_EQ(engine::applied_run_strategy(RunStrategy::Always, true), "Always");
+  EXPECT_EQ(engine::applied_run_strategy(RunStrategy::RerunOnFailure, true), "RerunOnFailure");
+  EXPECT_EQ(engine::applied_run_strategy(RunStrategy::Once, true), "Once");
+  EXPECT_EQ(engine::applied_run_strategy(RunStrategy::Manual, true), "Manual");
+  EXPECT_EQ(engine::applied_run_strategy(RunStrategy::Halted, true), "Manual");
+  for (auto s : {RunStrategy::Always, RunStrategy::Manual, RunStrategy::Halted})
+    EXPECT_EQ(engine::applied_run_strategy(s, false), "Halted");
+}
+
+TEST(KubevirtNode, ObserveReadsTheVirtualMachine) {
+  ScriptedClient client;
+  engine::KubevirtNode node(client, {"cluster", "tenant-a", "https://k"});
+  client.answers = {{200, R"({"status":{"printableStatus":"Running","ready":true}})"},
+                    {404, R"({"kind":"Status","reason":"NotFound"})"},
+                    {403, R"({"kind":"Status","reason":"Forbidden","message":"no"})"}};
+  EXPECT_EQ(node.observe(space_named("dev-a")).state, RemoteState::Running);
+  EXPECT_EQ(node.observe(space_named("dev-a")).state, RemoteState::Gone);
+  try {
+    node.observe(space_named("dev-a"));
+    FAIL() << "no error";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 403);
+    EXPECT_STREQ(e.what(), "reading VirtualMachine/dev-a: HTTP 403: Forbidden: no");
+  }
+  ASSERT_EQ(client.sent.size(), 3u);
+  EXPECT_EQ(client.sent[0].method, "GET");
+  EXPECT_EQ(client.sent[0].target,
+            "/apis/kubevirt.io/v1/namespaces/tenant-a/virtualmachines/dev-a");
+}
+
+TEST(KubevirtNode, PowerOffOfAVmThatIsGoneIsDone) {
+  ScriptedClient client;
+  engine::KubevirtNode node(client, {"cluster", "tenant-a", "https://k"});
+  client.answers = {{404, "{}"}};
+  EXPECT_NO_THROW(node.power_off(space_named("dev-a")));
+  client.answers = {{422, R"({"kind":"Status","reason":"Invalid","message":"bad"})"}};
+  EXPECT_THROW(node.power_off(space_named("dev-a")), ApiError);
+}
+
+TEST(KubevirtNode, AManualStartOfARunningVmIsNotAnError) {
+  ScriptedClient client;
+  engine::KubevirtNode node(client, {"cluster", "tenant-a", "https://k"});
+  const auto spec = load(
+      "name: dev-a\nimage: https://images.example.org/d.qcow2\ndisk: 5Gi\n"
+      "network: {mode: nat}\ninstanceType: u1.small\nrunStrategy: Manual\n");
+  const auto space = space_named("dev-a");
+  store::User alice;
+  alice.username = "alice";
+  // The applies (DataVolume, VirtualMachine, Service), then the start: 409 "already running".
+  client.answers = {
+      {201, "{}"},
+      {201, "{}"},
+      {201, "{}"},
+      {409, R"({"kind":"Status","reason":"Conflict","message":"VM is already running"})"}};
+  EXPECT_NO_THROW(node.apply({space, spec, &alice}, true));
+  ASSERT_EQ(client.sent.size(), 4u);
+  EXPECT_EQ(client.sent[3].method, "PUT");
+  EXPECT_EQ(client.sent[3].target,
+            "/apis/subresources.kubevirt.io/v1/namespaces/tenant-a/virtualmachines/dev-a/start");
+  // Any other refusal of the start is one.
+  client.answers = {{200, "{}"}, {200, "{}"}, {200, "{}"}, {403, R"({"message":"no"})"}};
+  EXPECT_THROW(node.apply({space, spec, &alice}, true), ApiError);
+}
+
+}  // namespace
+}  // namespace bowline::kubevirt::test
