@@ -22,7 +22,8 @@ struct ConsoleHub::Console {
   std::condition_variable stream_changed;
   std::chrono::steady_clock::time_point last_viewer_left;
   std::uint64_t opens = 0;
-  bool ended = false;  // the threads are leaving (no new viewers join this object)
+  bool ended = false;    // the threads are leaving (no new viewers join this object)
+  bool writing = false;  // someone is sending input to the stream: the rest waits its turn
   std::thread pump, writer;
 };
 
@@ -72,11 +73,34 @@ std::uint64_t ConsoleHub::attach(const std::string& domain, std::shared_ptr<Sock
 }
 
 void ConsoleHub::input(const std::string& domain, std::string bytes) {
+  std::shared_ptr<Console> console;
+  std::shared_ptr<libvirt::ByteStream> stream;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = consoles_.find(domain);
+    if (it == consoles_.end() || bytes.empty()) return;
+    console = it->second;
+    if (console->writing || !console->input.empty() || !console->writer_stream) {
+      console->input.push_back(std::move(bytes));
+      console->input_ready.notify_all();
+      return;
+    }
+    // Nothing queued and nobody writing: send from this thread what the stream takes at once,
+    // sparing a keystroke the hand-over to the writer thread (a wake-up that a busy host can
+    // delay by milliseconds).
+    console->writing = true;
+    stream = console->writer_stream;
+  }
+  std::size_t sent = 0;
+  try {
+    sent = stream->write_now(bytes);
+  } catch (const std::exception&) {
+    sent = 0;  // the writer's write() meets the failure and handles it
+  }
   std::lock_guard lock(mutex_);
-  const auto it = consoles_.find(domain);
-  if (it == consoles_.end() || bytes.empty()) return;
-  it->second->input.push_back(std::move(bytes));
-  it->second->input_ready.notify_all();
+  console->writing = false;
+  if (sent < bytes.size()) console->input.push_front(bytes.substr(sent));
+  if (!console->input.empty()) console->input_ready.notify_all();
 }
 
 void ConsoleHub::detach(const std::string& domain, std::uint64_t viewer) {
@@ -172,18 +196,22 @@ void ConsoleHub::write_loop(const std::shared_ptr<Console>& console) {
     {
       std::unique_lock lock(mutex_);
       console->input_ready.wait(lock, [&] {
-        return console->ended || stopping_ || (!console->input.empty() && console->writer_stream);
+        return console->ended || stopping_ ||
+               (!console->input.empty() && console->writer_stream && !console->writing);
       });
       if (console->ended || stopping_) return;
       bytes = std::move(console->input.front());
       console->input.pop_front();
       stream = console->writer_stream;
+      console->writing = true;
     }
     try {
       stream->write(bytes);
     } catch (const std::exception&) {
       // The stream ended under us; the pump reopens it. Keystrokes of that moment are lost.
     }
+    std::lock_guard lock(mutex_);
+    console->writing = false;
   }
 }
 

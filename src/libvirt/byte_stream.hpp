@@ -21,6 +21,14 @@ class ByteStream {
   // when the stream has ended or failed.
   virtual void write(std::string_view data) = 0;
 
+  // Sends what the stream takes at once, without waiting, and says how many bytes that was:
+  // 0 when it takes nothing now, or cannot tell without waiting (the default); write() then
+  // sends the rest. For callers that must not block, to skip handing bytes to a writer thread.
+  virtual std::size_t write_now(std::string_view data) {
+    static_cast<void>(data);
+    return 0;
+  }
+
   // True once the other side has closed the stream (or it failed) and every byte that arrived
   // before that has been read.
   virtual bool eof() const = 0;

@@ -222,6 +222,22 @@ class LibvirtConsole final : public ByteStream {
     }
   }
 
+  std::size_t write_now(std::string_view data) override {
+    // A writer already at work (perhaps waiting for room) goes first, in order.
+    std::unique_lock writer(write_mutex_, std::try_to_lock);
+    if (!writer.owns_lock() || data.empty()) return 0;
+    {
+      std::lock_guard lock(state_->mutex);
+      if (state_->closed || state_->ended) return 0;  // write() reports it
+    }
+    // The stream is non-blocking: virStreamSend queues the bytes or says -2 (full).
+    const int n =
+        virStreamSend(stream_.get(), data.data(), std::min<std::size_t>(data.size(), kRecvChunk));
+    if (n > 0) return static_cast<std::size_t>(n);
+    if (n != -2) virResetLastError();  // write() meets the failure again and reports it
+    return 0;
+  }
+
   bool eof() const override {
     std::lock_guard lock(state_->mutex);
     return (state_->ended || state_->closed) && state_->buffer.empty();

@@ -1,0 +1,158 @@
+// Keystrokes on their way into a console through the ConsoleHub: sent at once from the
+// caller's thread (the WebSocket's I/O thread) while nobody else is writing, what the stream
+// does not take at once through the hub's writer thread, and never out of order.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "api/console_hub.hpp"
+
+namespace bowline::api::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// The guest's side of the console: what arrived, and how.
+struct Typed {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::string bytes;
+  std::size_t take_now = 1024;  // bytes write_now() accepts per call
+  std::vector<std::thread::id> now_threads;
+  int writes = 0;  // write() calls (the writer thread's)
+  bool closed = false;
+
+  std::string text() {
+    std::lock_guard lock(mutex);
+    return bytes;
+  }
+};
+
+class TypedStream final : public libvirt::ByteStream {
+ public:
+  explicit TypedStream(std::shared_ptr<Typed> typed) : typed_(std::move(typed)) {}
+  std::string read(std::chrono::milliseconds timeout, std::size_t) override {
+    std::unique_lock lock(typed_->mutex);
+    typed_->changed.wait_for(lock, timeout, [&] { return typed_->closed; });
+    return {};
+  }
+  void write(std::string_view data) override {
+    std::lock_guard lock(typed_->mutex);
+    typed_->bytes += data;
+    ++typed_->writes;
+  }
+  std::size_t write_now(std::string_view data) override {
+    std::lock_guard lock(typed_->mutex);
+    const auto n = std::min(data.size(), typed_->take_now);
+    typed_->bytes += data.substr(0, n);
+    typed_->now_threads.push_back(std::this_thread::get_id());
+    return n;
+  }
+  bool eof() const override {
+    std::lock_guard lock(typed_->mutex);
+    return typed_->closed;
+  }
+  void close() override {
+    std::lock_guard lock(typed_->mutex);
+    typed_->closed = true;
+    typed_->changed.notify_all();
+  }
+
+ private:
+  std::shared_ptr<Typed> typed_;
+};
+
+class TypedHost final : public libvirt::Hypervisor {
+ public:
+  std::shared_ptr<Typed> typed = std::make_shared<Typed>();
+
+  std::string uri() const override { return "stub"; }
+  libvirt::DomainInfo define(const std::string&) override { throw no(); }
+  void start(const std::string&, libvirt::StartOptions) override { throw no(); }
+  void resume(const std::string&) override { throw no(); }
+  void shutdown(const std::string&) override { throw no(); }
+  bool destroy(const std::string&) override { throw no(); }
+  bool undefine(const std::string&) override { throw no(); }
+  std::optional<libvirt::DomainInfo> lookup(const std::string&) override { throw no(); }
+  std::vector<libvirt::DomainInfo> list() override { throw no(); }
+  libvirt::DomainStatus state(const std::string&) override { throw no(); }
+  void set_autostart(const std::string&, bool) override { throw no(); }
+  std::string domain_xml(const std::string&, bool) override { throw no(); }
+  std::vector<libvirt::InterfaceAddress> interface_addresses(const std::string&,
+                                                             libvirt::AddressSource) override {
+    throw no();
+  }
+  std::string agent_command(const std::string&, const std::string&, std::chrono::seconds) override {
+    throw no();
+  }
+  libvirt::Subscription subscribe(libvirt::LifecycleCallback) override { throw no(); }
+  std::optional<libvirt::NetworkInfo> lookup_network(const std::string&) override { throw no(); }
+  std::vector<libvirt::NetworkInfo> list_networks() override { throw no(); }
+  std::vector<libvirt::NodeDevice> node_devices() override { throw no(); }
+  libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw no(); }
+  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+                                                    bool) override {
+    return std::make_unique<TypedStream>(typed);
+  }
+
+ private:
+  static libvirt::HypervisorError no() { return libvirt::HypervisorError("not in this test"); }
+};
+
+class Quiet final : public SocketPeer {
+ public:
+  bool send(std::string) override { return true; }
+  void close() override {}
+  bool closed() const override { return false; }
+  std::size_t pending() const override { return 0; }
+};
+
+TEST(ConsoleHubInput, WithNobodyWritingAKeystrokeGoesOutOnTheCallersThread) {
+  TypedHost host;
+  ConsoleHub hub(host, 1024);
+  hub.attach("dom", std::make_shared<Quiet>());
+  ASSERT_TRUE(eventually([&] { return hub.opens("dom") == 1; }));
+
+  hub.input("dom", "r");
+  hub.input("dom", "oot\r");
+  std::lock_guard lock(host.typed->mutex);
+  EXPECT_EQ(host.typed->bytes, "root\r");
+  EXPECT_EQ(host.typed->writes, 0) << "no hand-over to the writer thread";
+  ASSERT_EQ(host.typed->now_threads.size(), 2u);
+  EXPECT_EQ(host.typed->now_threads[0], std::this_thread::get_id());
+  EXPECT_EQ(host.typed->now_threads[1], std::this_thread::get_id());
+}
+
+TEST(ConsoleHubInput, WhatTheStreamDoesNotTakeAtOnceFollowsInOrder) {
+  TypedHost host;
+  host.typed->take_now = 1;
+  ConsoleHub hub(host, 1024);
+  hub.attach("dom", std::make_shared<Quiet>());
+  ASSERT_TRUE(eventually([&] { return hub.opens("dom") == 1; }));
+
+  std::string expected;
+  for (int i = 0; i < 200; ++i) {
+    const auto word = "w" + std::to_string(i) + " ";
+    hub.input("dom", word);
+    expected += word;
+  }
+  EXPECT_TRUE(eventually([&] { return host.typed->text() == expected; })) << host.typed->text();
+  std::lock_guard lock(host.typed->mutex);
+  EXPECT_GT(host.typed->writes, 0) << "the rest went through the writer thread";
+}
+
+}  // namespace
+}  // namespace bowline::api::testing
