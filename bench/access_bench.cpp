@@ -11,10 +11,12 @@
 //       process that answers every request at once with a 1920x1080 Raw frame (no refresh
 //       timer, no guest), straight from its socketpair and through HttpServer + VncBridge
 //       (the VNC route's wiring)
-//   console ROUNDS
+//   console ROUNDS [handover]
 //       one-byte round trips through the console path: bowline's HttpServer and ConsoleHub
 //       (the console route's own open/message/close wiring) in this process, in front of an
 //       echo console behind the Hypervisor seam, against the same echo console without them.
+//       `handover`: the echo console takes nothing at once (write_now), so every keystroke goes
+//       through the hub's writer thread, as before ConsoleHub wrote from the caller's thread.
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <poll.h>
@@ -120,7 +122,7 @@ int vnc(const std::string& uri, const std::string& server, const std::string& to
 // sending back whatever arrives (what a pty in QEMU is to libvirt, minus the guest).
 class EchoConsole final : public libvirt::ByteStream {
  public:
-  EchoConsole() {
+  explicit EchoConsole(bool write_now) : write_now_(write_now) {
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
       throw libvirt::HypervisorError("socketpair failed");
@@ -161,12 +163,18 @@ class EchoConsole final : public libvirt::ByteStream {
       data.remove_prefix(static_cast<std::size_t>(n));
     }
   }
+  std::size_t write_now(std::string_view data) override {
+    if (closed_ || !write_now_) return 0;
+    const auto n = ::send(fd_, data.data(), data.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    return n > 0 ? static_cast<std::size_t>(n) : 0;
+  }
   bool eof() const override { return eof_ || closed_; }
   void close() override {
     if (!closed_.exchange(true)) ::shutdown(fd_, SHUT_RDWR);
   }
 
  private:
+  const bool write_now_;
   int fd_ = -1;
   std::thread echo_;
   std::atomic<bool> closed_{false}, eof_{false};
@@ -211,10 +219,14 @@ class BareHost : public libvirt::Hypervisor {
 // Echo consoles only.
 class EchoHost final : public BareHost {
  public:
+  explicit EchoHost(bool write_now) : write_now_(write_now) {}
   std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
-    return std::make_unique<EchoConsole>();
+    return std::make_unique<EchoConsole>(write_now_);
   }
+
+ private:
+  const bool write_now_;
 };
 
 // ---- the VNC bridge's ceiling
@@ -390,8 +402,8 @@ class StreamPipe final : public BytePipe {
   std::unique_ptr<libvirt::ByteStream> stream_;
 };
 
-int console(int rounds) {
-  EchoHost host;
+int console(int rounds, bool handover) {
+  EchoHost host(!handover);
   api::ConsoleHub hub(host, 64 * 1024);
   // The console route's wiring (routes_access.cpp) without the checks before the upgrade.
   const std::string domain = "bench";
@@ -429,7 +441,8 @@ int console(int rounds) {
       round_trip(plain, 'w');
       round_trip(ws, 'w');
     }
-    constexpr int kBlock = 100;
+    // Short blocks: a burst of load on the host falls on both sides alike.
+    constexpr int kBlock = 10;
     for (int done = 0; done < rounds;) {
       const int n = std::min(kBlock, rounds - done);
       for (int i = 0; i < n; ++i)
@@ -441,6 +454,7 @@ int console(int rounds) {
   server.stop();
   nlohmann::json out;
   out["rounds"] = rounds;
+  out["handover"] = handover;
   out["direct_p50_ms"] = percentile(direct, 0.50);
   out["direct_p99_ms"] = percentile(direct, 0.99);
   out["direct_max_ms"] = percentile(direct, 1.0);
@@ -456,7 +470,7 @@ int console(int rounds) {
 int usage() {
   std::cerr << "usage: bowline-bench-access vnc URI SERVER TOKEN SPACE_ID DOMAIN ROUNDS SECONDS\n"
                "       bowline-bench-access vnc-capacity ROUNDS SECONDS\n"
-               "       bowline-bench-access console ROUNDS\n";
+               "       bowline-bench-access console ROUNDS [handover]\n";
   return 2;
 }
 
@@ -472,7 +486,8 @@ int main(int argc, char** argv) {
                  std::stod(args[7]));
     if (args.size() == 3 && args[0] == "vnc-capacity")
       return vnc_capacity(std::stoi(args[1]), std::stod(args[2]));
-    if (args.size() == 2 && args[0] == "console") return console(std::stoi(args[1]));
+    if ((args.size() == 2 || (args.size() == 3 && args[2] == "handover")) && args[0] == "console")
+      return console(std::stoi(args[1]), args.size() == 3);
     return usage();
   } catch (const std::exception& e) {
     std::cerr << "bowline-bench-access: " << e.what() << "\n";
