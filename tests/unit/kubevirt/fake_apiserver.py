@@ -8,7 +8,8 @@ killed. Every API request is appended to LOG as one JSON line: method, path, que
 Content-Type and Authorization headers and the body. A request without "Bearer TOKEN" gets 401.
 
 What it keeps, as the API server and KubeVirt's controllers would:
-- objects by path: server-side apply (PATCH, application/apply-patch+yaml) creates (201) or
+- objects by path: server-side apply (PATCH, application/apply-patch+yaml, with a fieldManager,
+  a body whose apiVersion, kind, name and namespace match the URL, else 400) creates (201) or
   replaces (200) one; a merge patch (application/merge-patch+json) changes an existing one;
   GET reads it, DELETE removes it (404 when absent);
 - a VirtualMachine's power: runStrategy Always, RerunOnFailure and Once run it, Halted stops
@@ -44,6 +45,15 @@ VM_LIST = re.compile(r"^/apis/kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines
 SUBRESOURCE = re.compile(
     r"^/apis/subresources\.kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines/([^/]+)/"
     r"(start|stop|restart)$")
+
+
+# The resource in a URL and the apiVersion and kind an object of it has.
+RESOURCE_KIND = {
+    "virtualmachines": ("kubevirt.io/v1", "VirtualMachine"),
+    "datavolumes": ("cdi.kubevirt.io/v1beta1", "DataVolume"),
+    "secrets": ("v1", "Secret"),
+    "services": ("v1", "Service"),
+}
 
 
 def status_body(code, reason, message):
@@ -167,6 +177,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError as e:
             return self.reply(400, status_body(400, "BadRequest", str(e)))
         if content_type == "application/apply-patch+yaml":
+            # As the API server: an apply names its manager, and the body the object of the URL.
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            if not query.get("fieldManager"):
+                return self.reply(400, status_body(
+                    400, "BadRequest", "PATCH requests with apply content type must have fieldManager"))
+            meta = patch.get("metadata", {}) if isinstance(patch, dict) else {}
+            parts = path.split("/")
+            if meta.get("name") != parts[-1] or meta.get("namespace") != parts[-3]:
+                return self.reply(400, status_body(
+                    400, "BadRequest", "the name or namespace of the object does not match the URL"))
+            if RESOURCE_KIND.get(parts[-2]) != (patch.get("apiVersion"), patch.get("kind")):
+                return self.reply(400, status_body(
+                    400, "BadRequest", "the object's apiVersion and kind do not match the URL"))
             created = path not in objects
             objects[path] = patch
             code = 201 if created else 200
