@@ -156,6 +156,8 @@ check_match "space create --node cluster --wait" "space dev is running" "$out"
 info=$("$BOWLINE" space info dev -o json)
 check_eq "the space is on the node cluster, running" "cluster running" \
   "$(jq -r '"\(.node) \(.state)"' <<<"$info")"
+out=$("$BOWLINE" space info dev 2>&1)
+check_match "space info (text) names the node" "node[: ]+cluster" "$out"
 applies=$(requests_since 0)
 check_eq "four server-side applies, in order" \
   "/apis/cdi.kubevirt.io/v1beta1/namespaces/$ns/datavolumes/e2e-dev-system /api/v1/namespaces/$ns/secrets/e2e-dev-cloud-init /apis/kubevirt.io/v1/namespaces/$ns/virtualmachines/e2e-dev /api/v1/namespaces/$ns/services/e2e-dev" \
