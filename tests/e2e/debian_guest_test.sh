@@ -130,7 +130,10 @@ as_user() { BOWLINE_TOKEN=$user_token "$bowline" "$@"; }
 # --- a user with an SSH key -------------------------------------------------------------------
 user=dana
 ssh-keygen -q -t ed25519 -N '' -C "$user@bowline-e2e" -f "$work/id_ed25519" || abort "ssh-keygen"
-out=$(as_admin user create "$user" --email "$user@example.org") || abort "user create: $out"
+# A service password with a space and quotes: the guest's hash must verify it as typed.
+service_pw="d4na's \"service\" pw"
+out=$(as_admin user create "$user" --email "$user@example.org" --service-password "$service_pw") ||
+  abort "user create: $out"
 user_token=$(sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p' <<<"$out")
 [ -n "$user_token" ] || abort "user create printed no token: $out"
 as_user user add-key "$user" "$work/id_ed25519.pub" >/dev/null || abort "user add-key"
@@ -206,6 +209,13 @@ check "the environment is set in a login shell" \
 check "the template's runcmd ran" \
   grep -q "^runcmd ran on $hostname " <<<"$(guest cat /var/lib/bwdeb-runcmd 2>>"$work/ssh.err")"
 check "the owner has passwordless sudo" guest sudo -n true 2>>"$work/ssh.err"
+# HASH: whether it is the crypt(3) hash of the service password (the guest logs the user in
+# on the console with it)
+verifies_service_password() {
+  python3 -W ignore -c 'import crypt,sys; sys.exit(0 if sys.argv[2].startswith("$") and crypt.crypt(sys.argv[1], sys.argv[2]) == sys.argv[2] else 1)' "$service_pw" "$1"
+}
+check "the owner's password is the service password" \
+  verifies_service_password "$(guest sudo -n getent shadow "$user" 2>>"$work/ssh.err" | cut -d: -f2)"
 check "cloud-init reports done" grep -q 'status: done' <<<"$(guest cloud-init status 2>>"$work/ssh.err")"
 [ -s "$work/ssh.err" ] && sed 's/^/  ssh: /' "$work/ssh.err"
 # A few tries with a long timeout: on a loaded emulated host the agent's first answer can take
@@ -291,6 +301,11 @@ pool_case() {
       [ "$(ssh "${ssh_opts[@]}" "$user@$addr" id -un 2>>"$work/ssh.err")" = "$user" ]
     boot_after=$(ssh "${ssh_opts[@]}" "$user@$addr" cat /proc/sys/kernel/random/boot_id 2>>"$work/ssh.err")
     check "no reboot: the boot id is the one from before the claim" [ "$boot_after" = "$boot_before" ]
+    check "the new owner has passwordless sudo" ssh "${ssh_opts[@]}" "$user@$addr" sudo -n true
+    check "the new owner's password is the service password" verifies_service_password \
+      "$(ssh "${ssh_opts[@]}" "$user@$addr" sudo -n getent shadow "$user" 2>>"$work/ssh.err" | cut -d: -f2)"
+    check "the host name is the template's ($hostname)" \
+      [ "$(ssh "${ssh_opts[@]}" "$user@$addr" hostname 2>>"$work/ssh.err")" = "$hostname" ]
   else
     fail "the claim was done in place by the guest agent: method $(json_get method <<<"$claimed"), agent problem: $(json_get agentProblem <<<"$claimed")"
   fi
