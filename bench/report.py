@@ -129,6 +129,9 @@ def main():
         print("  bridge / direct %.2f  %s" % (f["ratio"], verdict(f["ratio"] >= VNC_RATIO_TARGET)))
     for row in by.get("vnc_capacity", []):
         f = row["figures"]
+        if "note" in f:
+            print("  the bridge's ceiling: " + f["note"])
+            continue
         print("  the bridge's ceiling (an in-process RFB server answering at once, %s, %.1f MB frames):"
               % (f["screen"], f["frame_bytes"] / 1e6))
         print("    socketpair read directly %7.0f MB/s [%s]; through HttpServer + VncBridge %5.0f MB/s [%s]"
@@ -136,6 +139,9 @@ def main():
                  f["bridge_median_Bps"] / 1e6, ", ".join("%.0f" % (v / 1e6) for v in f["bridge_Bps"])))
     for row in by.get("console", []):
         f = row["figures"]
+        if "note" in f:
+            print("== console: " + f["note"] + " ==")
+            continue
         print("== console: one-byte round trips, %d each way (target: the bridge adds < %.0f ms at p99) =="
               % (f["rounds"], CONSOLE_ADDED_P99_TARGET_MS))
         for key, label in [("direct", "echo console alone"),
