@@ -119,14 +119,19 @@ def main():
             print("  " + f["note"])
             continue
         print("  screen %s, %.2f MB a frame, %d interleaved rounds of %.0f s, %d requests in flight"
-              % (f["screen"], f["frame_bytes"] / 1e6, len(f["direct_Bps"]), f["seconds"], f["in_flight"]))
-        for key, label in [("direct", "direct (virDomainOpenGraphicsFD)"),
+              % (f["screen"], f["frame_bytes"] / 1e6, len(f["bridge_Bps"]), f["seconds"], f["in_flight"]))
+        for key, label in [("tcp", "direct TCP (127.0.0.1, VNC auth)"),
+                           ("direct", "direct virDomainOpenGraphicsFD"),
                            ("bridge", "bowline WebSocket bridge")]:
+            if key + "_Bps" not in f:
+                continue
             print("  %-34s %7.1f MB/s  [%s]  frames/s %s"
                   % (label, f[key + "_median_Bps"] / 1e6,
                      ", ".join("%.1f" % (v / 1e6) for v in f[key + "_Bps"]),
                      ", ".join("%.1f" % (u / f["seconds"]) for u in f[key + "_updates"])))
-        print("  bridge / direct %.2f  %s" % (f["ratio"], verdict(f["ratio"] >= VNC_RATIO_TARGET)))
+        print("  bridge / direct TCP %.2f  %s" % (f["ratio"], verdict(f["ratio"] >= VNC_RATIO_TARGET)))
+        if "ratio_fd" in f:
+            print("  bridge / direct fd  %.2f  (the bridge alone: the fd is what it reads from)" % f["ratio_fd"])
     for row in by.get("vnc_capacity", []):
         f = row["figures"]
         if "note" in f:

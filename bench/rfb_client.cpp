@@ -1,5 +1,10 @@
 #include "rfb_client.hpp"
 
+// VNC authentication is DES, which OpenSSL 3 still has but calls deprecated.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/des.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace bowline::bench {
@@ -22,20 +27,47 @@ void put16(std::string& s, unsigned v) {
   s += static_cast<char>(v & 0xff);
 }
 
+// The answer to a VNC authentication challenge: the 16 bytes encrypted with DES (ECB), the
+// key being the password's first 8 bytes with each byte's bits in reverse order.
+std::string vnc_auth_response(const std::string& challenge, const std::string& password) {
+  DES_cblock key{};
+  for (std::size_t i = 0; i < 8 && i < password.size(); ++i) {
+    unsigned char b = static_cast<unsigned char>(password[i]), r = 0;
+    for (int bit = 0; bit < 8; ++bit)
+      r |= static_cast<unsigned char>(((b >> bit) & 1) << (7 - bit));
+    key[i] = r;
+  }
+  DES_key_schedule schedule;
+  DES_set_key_unchecked(&key, &schedule);
+  std::string out(16, '\0');
+  for (int block = 0; block < 2; ++block) {
+    DES_cblock in, result;
+    std::copy_n(challenge.data() + block * 8, 8, in);
+    DES_ecb_encrypt(&in, &result, &schedule, DES_ENCRYPT);
+    std::copy_n(result, 8, out.data() + block * 8);
+  }
+  return out;
+}
+
 }  // namespace
 
-RfbClient::RfbClient(BytePipe& pipe) : pipe_(pipe) {
+RfbClient::RfbClient(BytePipe& pipe, const std::string& password) : pipe_(pipe) {
   const auto version = pipe_.read_exact(12, kTimeout);
   if (version.compare(0, 4, "RFB ") != 0) throw std::runtime_error("not an RFB server");
   pipe_.write_all("RFB 003.008\n");
   const auto count = static_cast<unsigned char>(pipe_.read_exact(1, kTimeout)[0]);
   if (count == 0) throw std::runtime_error("the RFB server refused the connection");
   const auto types = pipe_.read_exact(count, kTimeout);
-  if (types.find('\x01') == std::string::npos)
-    throw std::runtime_error("the RFB server wants authentication (no security type None)");
-  pipe_.write_all(std::string(1, '\x01'));
+  if (types.find('\x01') != std::string::npos) {
+    pipe_.write_all(std::string(1, '\x01'));
+  } else if (types.find('\x02') != std::string::npos && !password.empty()) {
+    pipe_.write_all(std::string(1, '\x02'));
+    pipe_.write_all(vnc_auth_response(pipe_.read_exact(16, kTimeout), password));
+  } else {
+    throw std::runtime_error("the RFB server wants a security type we do not speak");
+  }
   if (u32(pipe_.read_exact(4, kTimeout), 0) != 0)
-    throw std::runtime_error("the RFB server refused security None");
+    throw std::runtime_error("the RFB server refused the security handshake");
   pipe_.write_all(std::string(1, '\x01'));  // ClientInit: shared
   const auto init = pipe_.read_exact(24, kTimeout);
   width_ = u16(init, 0);

@@ -1,5 +1,6 @@
 // A minimal RFB 3.8 client for the VNC throughput figure: security None (QEMU offers only that
-// on a libvirt graphics fd opened with SKIPAUTH), 32-bit true colour, the Raw encoding only,
+// on a libvirt graphics fd opened with SKIPAUTH) or VNC authentication with a password (QEMU's
+// TCP listener of a bowline domain), 32-bit true colour, the Raw encoding only,
 // and full-screen non-incremental FramebufferUpdateRequests, so that QEMU sends every pixel of
 // every frame and the figure is about moving bytes rather than QEMU's encoders.
 #pragma once
@@ -21,8 +22,8 @@ struct RfbThroughput {
 
 class RfbClient {
  public:
-  // Does the handshake; throws when the server wants more than None.
-  explicit RfbClient(BytePipe& pipe);
+  // Does the handshake; throws when the server wants what we cannot give.
+  explicit RfbClient(BytePipe& pipe, const std::string& password = {});
 
   // Keeps `in_flight` full-screen requests outstanding for `duration` (the first update is
   // the warm-up and not counted).
