@@ -112,7 +112,7 @@ def main():
                   f"{f['claim_ms']:.0f} ms  {claim_verdict}")
 
     for row in by.get("vnc", []):
-        print("== VNC: RFB Raw throughput from the same QEMU VNC server (target bridge/direct >= %.2f) =="
+        print("== VNC: RFB Raw throughput from the same QEMU VNC server (target bridge/direct TCP >= %.2f) =="
               % VNC_RATIO_TARGET)
         f = row["figures"]
         if "note" in f:
