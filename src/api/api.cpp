@@ -25,6 +25,19 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       sessions_(store, options_.sessions) {
   if (options_.hypervisor)
     consoles_ = std::make_unique<ConsoleHub>(*options_.hypervisor, options_.console_scrollback);
+  const util::Clock& clock = options_.clock ? *options_.clock : system_clock_;
+  node_reports_.push_back(
+      std::make_unique<ReportCache>(clock, options_.node_report_max_age_ms, [this] {
+        auto node = options_.node ? options_.node()
+                                  : nlohmann::json{{"name", "local"},
+                                                   {"runtimes", nlohmann::json::array()},
+                                                   {"checks", nlohmann::json::array()}};
+        if (!node.contains("kind")) node["kind"] = "libvirt";
+        return node;
+      }));
+  for (auto* remote : options_.remote_nodes)
+    node_reports_.push_back(std::make_unique<ReportCache>(clock, options_.node_report_max_age_ms,
+                                                          [remote] { return remote->report(); }));
   add_session_routes();
   add_user_routes();
   add_template_routes();

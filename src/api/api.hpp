@@ -10,6 +10,7 @@
 #include <string>
 
 #include "api/http.hpp"
+#include "api/report_cache.hpp"
 #include "api/router.hpp"
 #include "api/space_owners.hpp"
 #include "api/web_session.hpp"
@@ -21,11 +22,14 @@
 namespace bowline::api {
 
 struct ApiOptions {
-  // This node's record for GET /api/v1/nodes ({name, runtimes, checks, ...}), made on every
-  // request. Unset: {"name": "local", "runtimes": [], "checks": []}.
+  // This node's record for GET /api/v1/nodes ({name, runtimes, checks, ...}). Unset:
+  // {"name": "local", "runtimes": [], "checks": []}.
   std::function<nlohmann::json()> node;
-  // Nodes besides the local one (a KubeVirt cluster); each report is made on every request.
+  // Nodes besides the local one (a KubeVirt cluster).
   std::vector<engine::RemoteNode*> remote_nodes;
+  // Each node's report is made again once it is this old (or on ?refresh=1 from an admin).
+  std::int64_t node_report_max_age_ms = 15'000;
+  const util::Clock* clock = nullptr;      // unset: the system clock
   std::size_t replay_batch = 500;          // events read from the store at a time when replaying
   std::size_t replay_window = 512 * 1024;  // unsent bytes a replay waits for before reading on
   SessionOptions sessions;
@@ -77,6 +81,8 @@ class Api {
   engine::Engine& engine_;
   engine::EventBus& events_;
   ApiOptions options_;
+  util::SystemClock system_clock_;
+  std::vector<std::unique_ptr<ReportCache>> node_reports_;  // the local node, then the remotes
   SpaceOwners owners_;
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;

@@ -1,4 +1,5 @@
-// /api/v1/nodes (what this node can run and why not) and /metrics (Prometheus text).
+// /api/v1/nodes (what the nodes can run and why not; kept for a while, see ReportCache) and
+// /metrics (Prometheus text).
 #include <map>
 
 #include "api/api.hpp"
@@ -6,16 +7,17 @@
 namespace bowline::api {
 
 void Api::add_node_routes() {
-  router_.add("GET", "/api/v1/nodes", Access::Any, [this](const Caller&, const Request&) {
-    auto node = options_.node ? options_.node()
-                              : nlohmann::json{{"name", "local"},
-                                               {"runtimes", nlohmann::json::array()},
-                                               {"checks", nlohmann::json::array()}};
-    if (!node.contains("kind")) node["kind"] = "libvirt";
-    auto nodes = nlohmann::json::array({node});
-    for (auto* remote : options_.remote_nodes) nodes.push_back(remote->report());
-    return Response::json(200, nodes);
-  });
+  router_.add("GET", "/api/v1/nodes", Access::Any,
+              [this](const Caller& caller, const Request& request) {
+                const auto refresh = request.query.find("refresh");
+                const bool fresh = refresh != request.query.end() && refresh->second != "0";
+                // A fresh check makes the host work: admins only, so that no user can keep it busy.
+                if (fresh && !caller.admin())
+                  throw HttpError(403, "only admins may ask for a fresh node check");
+                auto nodes = nlohmann::json::array();
+                for (auto& report : node_reports_) nodes.push_back(report->get(fresh));
+                return Response::json(200, nodes);
+              });
 
   router_.add("GET", "/metrics", Access::Any, [this](const Caller&, const Request&) {
     std::map<std::string, int> by_state;
