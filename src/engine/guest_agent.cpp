@@ -5,7 +5,10 @@
 #include <cctype>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
+
+#include "engine/identity_scripts.hpp"
 
 namespace bowline::engine {
 namespace {
@@ -38,46 +41,6 @@ json command(const AgentCall& agent, const json& request, std::chrono::seconds t
   return reply.value("return", json());
 }
 
-// Runs as root in the guest; the values arrive as positional parameters, never spliced into
-// the script. Mirrors the user cloud-init makes for the owner: bash, passwordless sudo, the
-// keys, the password hash. Everything is one guest-exec with as few processes as the shell
-// allows, because under emulation each exec costs tens of milliseconds and a claim is meant to
-// take well under a second: the host name is written to /proc rather than through hostname(1)
-// or hostnamectl (which wakes systemd-hostnamed over D-Bus: seconds on a busy guest), files are
-// written by the shell, and the password is the hash the seed carries (chpasswd hashing in the
-// guest took most of a second).
-constexpr const char* kIdentityScript = R"sh(set -e
-user=$1 host=$2 old=$3 keys=$4 hash=$5
-if ! home=$(getent passwd "$user"); then
-  if [ -n "$hash" ]; then useradd -m -s /bin/bash -p "$hash" "$user"
-  else useradd -m -s /bin/bash "$user"; fi
-  home=$(getent passwd "$user")
-elif [ -n "$hash" ]; then
-  usermod -p "$hash" "$user"
-fi
-home=${home#*:*:*:*:*:}; home=${home%%:*}
-umask 0227
-printf '%s ALL=(ALL) NOPASSWD:ALL\n' "$user" > /etc/sudoers.d/90-bowline-owner
-umask 0077
-mkdir -p "$home/.ssh"
-printf '%s' "$keys" > "$home/.ssh/authorized_keys"
-chown -R "$user:" "$home/.ssh"
-if [ -n "$host" ]; then
-  echo "$host" > /etc/hostname
-  echo "$host" > /proc/sys/kernel/hostname
-  sed -i -e '/^127\.0\.1\.1[[:space:]]/d' -e "\$a 127.0.1.1 $host" /etc/hosts
-fi
-# The previous user goes in the background: the owner must not wait for it (userdel alone took
-# about a second on an emulated guest), and guest-exec ends when our output pipes close.
-if [ -n "$old" ] && [ "$old" != "$user" ] && id -u "$old" >/dev/null 2>&1; then
-  setsid sh -c '
-    pkill -KILL -u "$1" 2>/dev/null
-    userdel -r "$1" 2>/dev/null || userdel "$1"
-    for f in /etc/sudoers.d/*; do [ -f "$f" ] && sed -i "/^$1[[:space:]]/d" "$f"; done
-  ' bowline-cleanup "$old" </dev/null >/dev/null 2>&1 &
-fi
-)sh";
-
 // A value that reaches a line-based file (passwd, authorized_keys, hosts) must be one line;
 // the host name also reaches a sed replacement, so it keeps to host name characters.
 void check_identity(const GuestIdentity& id) {
@@ -102,11 +65,15 @@ int guest_exec(const AgentCall& agent, const std::string& path,
                const std::vector<std::string>& args, std::string& output,
                std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  const auto started =
-      command(agent,
-              {{"execute", "guest-exec"},
-               {"arguments", {{"path", path}, {"arg", args}, {"capture-output", true}}}},
-              std::chrono::seconds(5));
+  json started;
+  try {
+    started = command(agent,
+                      {{"execute", "guest-exec"},
+                       {"arguments", {{"path", path}, {"arg", args}, {"capture-output", true}}}},
+                      std::chrono::seconds(5));
+  } catch (const GuestAgentError& e) {
+    throw GuestExecStartError(e.what());
+  }
   const auto pid = started.value("pid", -1);
   if (pid < 0) throw GuestAgentError("guest-exec returned no pid");
   // guest-exec only starts the program; its end is learnt by asking (short sleeps: claims are
@@ -136,12 +103,29 @@ void apply_identity(const AgentCall& agent, const GuestIdentity& identity,
   check_identity(identity);
   std::string keys;
   for (const auto& key : identity.ssh_keys) keys += key + "\n";
+  const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  const auto hash = identity.password_hash.value_or("");
   std::string output;
-  const int code =
-      guest_exec(agent, "/bin/sh",
-                 {"-c", kIdentityScript, "bowline-claim", identity.username, identity.hostname,
-                  identity.previous_user, keys, identity.password_hash.value_or("")},
-                 output, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  if (!identity.previous_user.empty()) {
+    // The fast way first; exit 3 (or no perl in the image) means the general way is needed.
+    std::optional<int> code;
+    try {
+      code = guest_exec(agent, "/usr/bin/perl",
+                        {"-e", kRenameAccountPerl, "/", identity.username, identity.hostname,
+                         identity.previous_user, keys, hash},
+                        output, budget);
+    } catch (const GuestExecStartError&) {
+    }
+    if (code == 0) return;
+    if (code && *code != 3)
+      throw GuestAgentError("giving the guest's " + identity.previous_user + " account to " +
+                            identity.username + " failed (exit " + std::to_string(*code) +
+                            "): " + output);
+  }
+  const int code = guest_exec(agent, "/bin/sh",
+                              {"-c", kMakeAccountShell, "bowline-claim", identity.username,
+                               identity.hostname, identity.previous_user, keys, hash},
+                              output, budget);
   if (code != 0)
     throw GuestAgentError("making the guest user " + identity.username + " failed (exit " +
                           std::to_string(code) + "): " + output);

@@ -29,8 +29,16 @@ class GuestAgentError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Applies `identity` in the guest. Throws what `agent` throws when the agent cannot be reached,
-// GuestAgentError when a step fails inside the guest (with its output).
+// The agent refused to start the program (e.g. it does not exist in the guest).
+class GuestExecStartError : public GuestAgentError {
+ public:
+  using GuestAgentError::GuestAgentError;
+};
+
+// Applies `identity` in the guest: renames `previous_user`'s account when the image has perl
+// (the fast way), else makes the account with useradd (see identity_scripts.hpp). Throws what
+// `agent` throws when the agent cannot be reached, GuestAgentError when a step fails inside the
+// guest (with its output).
 void apply_identity(const AgentCall& agent, const GuestIdentity& identity,
                     std::chrono::seconds timeout = std::chrono::seconds(30));
 

@@ -8,33 +8,54 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "engine/identity_scripts.hpp"
+
 namespace bowline::engine {
 namespace {
 
 using nlohmann::json;
 
-// Answers like qemu-ga: guest-exec starts "pid 42", which has exited after `polls` status calls.
+// Answers like qemu-ga: each guest-exec starts "pid 42", which has exited after `polls` status
+// calls with the next of `exit_codes` (0 once they run out).
 struct ScriptedAgent {
   std::vector<json> sent;
   int polls = 2;
-  int exit_code = 0;
+  std::vector<int> exit_codes;
   std::string output_b64 = "aGVsbG8=";  // "hello"
   std::string fail_command;             // answers this one with an error
+  int fail_times = 1000;                // ... this many times
 
   std::string operator()(const std::string& text, std::chrono::seconds) {
     const auto request = json::parse(text);
     sent.push_back(request);
     const auto name = request.value("execute", "");
-    if (name == fail_command)
+    if (name == fail_command && fail_times-- > 0)
       return json{{"error", {{"class", "GenericError"}, {"desc", "nope"}}}}.dump();
-    if (name == "guest-exec") return json{{"return", {{"pid", 42}}}}.dump();
+    if (name == "guest-exec") {
+      left = polls;
+      return json{{"return", {{"pid", 42}}}}.dump();
+    }
     if (name == "guest-exec-status") {
-      if (--polls > 0) return json{{"return", {{"exited", false}}}}.dump();
-      return json{{"return", {{"exited", true}, {"exitcode", exit_code}, {"out-data", output_b64}}}}
+      if (--left > 0) return json{{"return", {{"exited", false}}}}.dump();
+      int code = 0;
+      if (!exit_codes.empty()) {
+        code = exit_codes.front();
+        exit_codes.erase(exit_codes.begin());
+      }
+      return json{{"return", {{"exited", true}, {"exitcode", code}, {"out-data", output_b64}}}}
           .dump();
     }
     return json{{"return", json::object()}}.dump();
   }
+  std::vector<json> execs() const {
+    std::vector<json> out;
+    for (const auto& r : sent)
+      if (r["execute"] == "guest-exec") out.push_back(r["arguments"]);
+    return out;
+  }
+
+ private:
+  int left = 0;
 };
 
 AgentCall call(ScriptedAgent& agent) {
@@ -53,8 +74,8 @@ GuestIdentity alice() {
 }
 
 // One guest-exec does it all (each agent round trip and each process costs time under
-// emulation), and every value is a positional parameter.
-TEST(GuestAgent, AppliesUserKeysPasswordAndHostnameInOneScript) {
+// emulation): first the rename of the placeholder account, and every value is an argument.
+TEST(GuestAgent, RenamesThePlaceholderAccountInOneProgram) {
   ScriptedAgent agent;
   apply_identity(call(agent), alice());
   std::vector<std::string> names;
@@ -62,20 +83,64 @@ TEST(GuestAgent, AppliesUserKeysPasswordAndHostnameInOneScript) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"guest-exec", "guest-exec-status", "guest-exec-status"}));
   const auto& exec = agent.sent[0]["arguments"];
-  EXPECT_EQ(exec["path"], "/bin/sh");
+  EXPECT_EQ(exec["path"], "/usr/bin/perl");
   EXPECT_EQ(exec["capture-output"], true);
-  ASSERT_EQ(exec["arg"].size(), 8u);
-  EXPECT_EQ(exec["arg"][0], "-c");
-  EXPECT_EQ(exec["arg"][2], "bowline-claim");
-  EXPECT_EQ(exec["arg"][3], "alice");
-  EXPECT_EQ(exec["arg"][4], "dev-box");
-  EXPECT_EQ(exec["arg"][5], "pool");
-  EXPECT_EQ(exec["arg"][6], "ssh-ed25519 AAAA alice@laptop\nssh-rsa BBBB alice@desk\n");
-  EXPECT_EQ(exec["arg"][7], "$6$salt$hash");
-  const auto script = exec["arg"][1].get<std::string>();
-  for (const char* value : {"alice", "dev-box", "AAAA", "$6$salt"})
-    EXPECT_EQ(script.find(value), std::string::npos) << value << " spliced into the script";
+  const auto args = exec["arg"].get<std::vector<std::string>>();
+  ASSERT_EQ(args.size(), 8u);
+  EXPECT_EQ(args[0], "-e");
+  EXPECT_EQ(args[1], kRenameAccountPerl);
+  EXPECT_EQ((std::vector<std::string>(args.begin() + 2, args.end())),
+            (std::vector<std::string>{"/", "alice", "dev-box", "pool",
+                                      "ssh-ed25519 AAAA alice@laptop\nssh-rsa BBBB alice@desk\n",
+                                      "$6$salt$hash"}));
   EXPECT_EQ(agent.sent[1]["arguments"]["pid"], 42);
+}
+
+// Exit 3: the account could not be renamed (the user exists, or no placeholder): useradd.
+TEST(GuestAgent, FallsBackToTheShellWhenTheRenameDoesNotApply) {
+  ScriptedAgent agent;
+  agent.exit_codes = {3, 0};
+  apply_identity(call(agent), alice());
+  const auto execs = agent.execs();
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[1]["path"], "/bin/sh");
+  const auto args = execs[1]["arg"].get<std::vector<std::string>>();
+  ASSERT_EQ(args.size(), 8u);
+  EXPECT_EQ(args[0], "-c");
+  EXPECT_EQ(args[1], kMakeAccountShell);
+  EXPECT_EQ((std::vector<std::string>(args.begin() + 2, args.end())),
+            (std::vector<std::string>{"bowline-claim", "alice", "dev-box", "pool",
+                                      "ssh-ed25519 AAAA alice@laptop\nssh-rsa BBBB alice@desk\n",
+                                      "$6$salt$hash"}));
+  for (const char* value : {"alice", "dev-box", "AAAA", "$6$salt"}) {
+    EXPECT_EQ(std::string(kMakeAccountShell).find(value), std::string::npos) << value;
+    EXPECT_EQ(std::string(kRenameAccountPerl).find(value), std::string::npos) << value;
+  }
+}
+
+// An image without perl: the agent cannot start it, and the shell does the work.
+TEST(GuestAgent, FallsBackToTheShellWithoutPerl) {
+  ScriptedAgent agent;
+  agent.fail_command = "guest-exec";
+  agent.fail_times = 1;
+  apply_identity(call(agent), alice());
+  const auto execs = agent.execs();
+  ASSERT_EQ(execs.size(), 2u);
+  EXPECT_EQ(execs[1]["path"], "/bin/sh");
+}
+
+TEST(GuestAgent, AFailedRenameIsAnErrorWithTheGuestsWords) {
+  ScriptedAgent agent;
+  agent.exit_codes = {1};
+  try {
+    apply_identity(call(agent), alice());
+    FAIL() << "a failed rename was taken for success";
+  } catch (const GuestAgentError& e) {
+    EXPECT_NE(std::string(e.what()).find("pool account to alice failed (exit 1): hello"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(agent.execs().size(), 1u);  // no second attempt on top of a half-done one
 }
 
 TEST(GuestAgent, NoPasswordHashMeansAnEmptyParameter) {
@@ -83,7 +148,7 @@ TEST(GuestAgent, NoPasswordHashMeansAnEmptyParameter) {
   auto id = alice();
   id.password_hash.reset();
   apply_identity(call(agent), id);
-  EXPECT_EQ(agent.sent[0]["arguments"]["arg"][7], "");
+  EXPECT_EQ(agent.execs()[0]["arg"][7], "");
 }
 
 // A value that would add a line to passwd, authorized_keys or hosts never reaches the guest.
@@ -109,7 +174,7 @@ TEST(GuestAgent, ValuesThatWouldAddALineAreRefusedBeforeTheGuestIsAsked) {
 
 TEST(GuestAgent, AFailingScriptReportsItsExitCodeAndOutput) {
   ScriptedAgent agent;
-  agent.exit_code = 9;
+  agent.exit_codes = {3, 9};
   try {
     apply_identity(call(agent), alice());
     FAIL() << "a failed script was taken for success";
@@ -122,12 +187,12 @@ TEST(GuestAgent, AFailingScriptReportsItsExitCodeAndOutput) {
 
 TEST(GuestAgent, AnAgentErrorNamesTheCommand) {
   ScriptedAgent agent;
-  agent.fail_command = "guest-exec";
+  agent.fail_command = "guest-exec-status";
   try {
     apply_identity(call(agent), alice());
     FAIL();
   } catch (const GuestAgentError& e) {
-    EXPECT_EQ(std::string(e.what()), "guest-exec: nope");
+    EXPECT_EQ(std::string(e.what()), "guest-exec-status: nope");
   }
 }
 
