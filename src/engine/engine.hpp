@@ -1,4 +1,5 @@
-// The engine: spaces' lifecycle on one libvirt node. It owns state and order (the store says
+// The engine: spaces' lifecycle on this host's libvirt node (and, through RemoteNode, on a
+// KubeVirt cluster). It owns state and order (the store says
 // what a space should be, libvirt what it is); the backends own side effects. Long operations
 // run in the background; every step, state change and failure is an event, and a failure also
 // stays on the space (state error, with the reason).
