@@ -7,6 +7,29 @@
 
 namespace bowline::cli {
 
+namespace {
+
+// CLI11 answers `--help` before it notices an unknown word, so `bowline frobnicate --help`
+// would print the top-level help and exit 0. A verb that does not exist is a usage error
+// whatever follows it: checked here for the verb and, for groups, the sub-verb.
+std::string unknown_verb(CLI::App& app, int argc, char** argv) {
+  CLI::App* level = &app;
+  std::string path = "bowline";
+  for (int i = 1; i < argc && i < 3; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-' || level->get_subcommands({}).empty()) break;
+    CLI::App* next = nullptr;
+    for (auto* sub : level->get_subcommands({}))
+      if (sub->check_name(word)) next = sub;
+    if (!next) return path + " has no command " + word + " (see " + path + " --help)";
+    level = next;
+    path += " " + word;
+  }
+  return {};
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   CLI::App app{"bowline: persistent virtual machines from YAML templates", "bowline"};
   app.set_version_flag("--version", std::string("bowline ") + BOWLINE_VERSION);
@@ -25,6 +48,10 @@ int run(int argc, char** argv) {
   add_user_verbs(app, exit_code);
   add_login_verb(app, exit_code);
   add_node_verbs(app, exit_code);
+  if (const auto problem = unknown_verb(app, argc, argv); !problem.empty()) {
+    std::cerr << problem << "\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

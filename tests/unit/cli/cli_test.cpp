@@ -65,6 +65,16 @@ TEST(Cli, ValidateUsageAndIoErrorsExitTwo) {
   EXPECT_EQ(bowline("template validate /nonexistent/file.yaml").code, 2);
   EXPECT_EQ(bowline("template validate").code, 2);
   EXPECT_EQ(bowline("no-such-verb").code, 2);
+  // --help does not hide an unknown verb or sub-verb.
+  const auto unknown = bowline("no-such-verb --help");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("bowline has no command no-such-verb"), std::string::npos)
+      << unknown.out;
+  const auto sub = bowline("space frobnicate --help");
+  EXPECT_EQ(sub.code, 2);
+  EXPECT_NE(sub.out.find("bowline space has no command frobnicate"), std::string::npos) << sub.out;
+  EXPECT_EQ(bowline("space --help").code, 0);
+  EXPECT_EQ(bowline("space create --help").code, 0);
 }
 
 TEST(Cli, ShowExpandsVariablesAndFillsDefaults) {
