@@ -8,6 +8,7 @@
 
 #include "api/console_hub.hpp"
 #include "api_test_support.hpp"
+#include "unused_hypervisor.hpp"
 #include "ws_test_client.hpp"
 
 namespace bowline::api::testing {
@@ -16,34 +17,8 @@ namespace {
 // The test driver for the engine; for the WebSockets a host whose display is a socketpair
 // that greets like an RFB server and echoes what it gets, and whose console is the test
 // driver's (which has none: the hub keeps trying, harmlessly).
-class DisplayHost final : public libvirt::Hypervisor {
+class DisplayHost final : public UnusedHypervisor {
  public:
-  std::string uri() const override { return "stub"; }
-  libvirt::DomainInfo define(const std::string&) override { throw unused(); }
-  void start(const std::string&, libvirt::StartOptions) override { throw unused(); }
-  void resume(const std::string&) override { throw unused(); }
-  void shutdown(const std::string&) override { throw unused(); }
-  bool destroy(const std::string&) override { throw unused(); }
-  bool undefine(const std::string&) override { throw unused(); }
-  std::optional<libvirt::DomainInfo> lookup(const std::string&) override { throw unused(); }
-  std::vector<libvirt::DomainInfo> list() override { throw unused(); }
-  libvirt::DomainStatus state(const std::string&) override { throw unused(); }
-  void set_autostart(const std::string&, bool) override { throw unused(); }
-  std::string domain_xml(const std::string&, bool) override { throw unused(); }
-  std::vector<libvirt::InterfaceAddress> interface_addresses(const std::string&,
-                                                             libvirt::AddressSource) override {
-    throw unused();
-  }
-  std::string agent_command(const std::string&, const std::string&, std::chrono::seconds) override {
-    throw unused();
-  }
-  libvirt::Subscription subscribe(libvirt::LifecycleCallback) override { throw unused(); }
-  std::optional<libvirt::NetworkInfo> lookup_network(const std::string&) override {
-    throw unused();
-  }
-  std::vector<libvirt::NetworkInfo> list_networks() override { throw unused(); }
-  std::vector<libvirt::NodeDevice> node_devices() override { throw unused(); }
-  libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw unused(); }
   std::unique_ptr<libvirt::ByteStream> open_console(const std::string& name, const std::string&,
                                                     bool) override {
     throw libvirt::HypervisorError("domain \"" + name + "\": no console here");
@@ -75,7 +50,6 @@ class DisplayHost final : public libvirt::Hypervisor {
   std::atomic<int> opened{0};
 
  private:
-  static libvirt::HypervisorError unused() { return libvirt::HypervisorError("not in this test"); }
   std::vector<std::thread> servers_;
 };
 

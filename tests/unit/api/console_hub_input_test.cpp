@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/console_hub.hpp"
+#include "unused_hypervisor.hpp"
 
 namespace bowline::api::testing {
 namespace {
@@ -75,41 +76,14 @@ class TypedStream final : public libvirt::ByteStream {
   std::shared_ptr<Typed> typed_;
 };
 
-class TypedHost final : public libvirt::Hypervisor {
+class TypedHost final : public UnusedHypervisor {
  public:
   std::shared_ptr<Typed> typed = std::make_shared<Typed>();
 
-  std::string uri() const override { return "stub"; }
-  libvirt::DomainInfo define(const std::string&) override { throw no(); }
-  void start(const std::string&, libvirt::StartOptions) override { throw no(); }
-  void resume(const std::string&) override { throw no(); }
-  void shutdown(const std::string&) override { throw no(); }
-  bool destroy(const std::string&) override { throw no(); }
-  bool undefine(const std::string&) override { throw no(); }
-  std::optional<libvirt::DomainInfo> lookup(const std::string&) override { throw no(); }
-  std::vector<libvirt::DomainInfo> list() override { throw no(); }
-  libvirt::DomainStatus state(const std::string&) override { throw no(); }
-  void set_autostart(const std::string&, bool) override { throw no(); }
-  std::string domain_xml(const std::string&, bool) override { throw no(); }
-  std::vector<libvirt::InterfaceAddress> interface_addresses(const std::string&,
-                                                             libvirt::AddressSource) override {
-    throw no();
-  }
-  std::string agent_command(const std::string&, const std::string&, std::chrono::seconds) override {
-    throw no();
-  }
-  libvirt::Subscription subscribe(libvirt::LifecycleCallback) override { throw no(); }
-  std::optional<libvirt::NetworkInfo> lookup_network(const std::string&) override { throw no(); }
-  std::vector<libvirt::NetworkInfo> list_networks() override { throw no(); }
-  std::vector<libvirt::NodeDevice> node_devices() override { throw no(); }
-  libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw no(); }
   std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
     return std::make_unique<TypedStream>(typed);
   }
-
- private:
-  static libvirt::HypervisorError no() { return libvirt::HypervisorError("not in this test"); }
 };
 
 class Quiet final : public SocketPeer {

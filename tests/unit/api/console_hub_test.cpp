@@ -13,6 +13,8 @@
 #include <functional>
 #include <mutex>
 
+#include "unused_hypervisor.hpp"
+
 namespace bowline::api::testing {
 namespace {
 
@@ -83,7 +85,7 @@ class FakeStream final : public libvirt::ByteStream {
 
 // A host with one domain whose console the test plays the guest's side of. Only
 // open_console is used by the hub.
-class ConsoleHost final : public libvirt::Hypervisor {
+class ConsoleHost final : public UnusedHypervisor {
  public:
   std::unique_ptr<libvirt::ByteStream> open_console(const std::string& name, const std::string&,
                                                     bool force) override {
@@ -146,35 +148,7 @@ class ConsoleHost final : public libvirt::Hypervisor {
     line.changed.notify_all();
   }
 
-  std::string uri() const override { return "fake"; }
-  libvirt::DomainInfo define(const std::string&) override { throw unused(); }
-  void start(const std::string&, libvirt::StartOptions) override { throw unused(); }
-  void resume(const std::string&) override { throw unused(); }
-  void shutdown(const std::string&) override { throw unused(); }
-  bool destroy(const std::string&) override { throw unused(); }
-  bool undefine(const std::string&) override { throw unused(); }
-  std::optional<libvirt::DomainInfo> lookup(const std::string&) override { throw unused(); }
-  std::vector<libvirt::DomainInfo> list() override { throw unused(); }
-  libvirt::DomainStatus state(const std::string&) override { throw unused(); }
-  void set_autostart(const std::string&, bool) override { throw unused(); }
-  std::string domain_xml(const std::string&, bool) override { throw unused(); }
-  std::vector<libvirt::InterfaceAddress> interface_addresses(const std::string&,
-                                                             libvirt::AddressSource) override {
-    throw unused();
-  }
-  std::string agent_command(const std::string&, const std::string&, std::chrono::seconds) override {
-    throw unused();
-  }
-  libvirt::Subscription subscribe(libvirt::LifecycleCallback) override { throw unused(); }
-  std::optional<libvirt::NetworkInfo> lookup_network(const std::string&) override {
-    throw unused();
-  }
-  std::vector<libvirt::NetworkInfo> list_networks() override { throw unused(); }
-  std::vector<libvirt::NodeDevice> node_devices() override { throw unused(); }
-  libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw unused(); }
-
  private:
-  static libvirt::HypervisorError unused() { return libvirt::HypervisorError("not in this test"); }
   std::mutex mutex_;
   std::vector<std::shared_ptr<Line>> lines_;
   int refuse_opens_ = 0;
