@@ -13,6 +13,7 @@
 #include "api/report_cache.hpp"
 #include "api/router.hpp"
 #include "api/space_owners.hpp"
+#include "api/spaces_list.hpp"
 #include "api/web_session.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_bus.hpp"
@@ -83,6 +84,7 @@ class Api {
   ApiOptions options_;
   util::SystemClock system_clock_;
   std::vector<std::unique_ptr<ReportCache>> node_reports_;  // the local node, then the remotes
+  SpacesListCache all_spaces_;                              // GET /spaces?all=1
   SpaceOwners owners_;
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;

@@ -36,6 +36,8 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
+std::string build_list(store::Store& store, std::optional<std::int64_t> owner_id);
+
 void append_int(std::string& out, std::int64_t value) {
   char buffer[24];
   const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
@@ -104,7 +106,30 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id) {
+std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id,
+                             SpacesListCache* cache) {
+  if (owner_id) cache = nullptr;
+  std::unique_lock<std::mutex> cache_lock;
+  std::optional<std::int64_t> version;
+  if (cache) {
+    cache_lock = std::unique_lock(cache->mutex);
+    auto& db = store.reader();
+    auto guard = db.lock();
+    auto pragma = db.cached("PRAGMA data_version");
+    if (pragma->step()) version = pragma->column_int64(0);
+    if (version && cache->data_version == version) return cache->text;
+  }
+  auto text = build_list(store, owner_id);
+  if (cache) {
+    cache->data_version = version;
+    cache->text = text;
+  }
+  return text;
+}
+
+namespace {
+
+std::string build_list(store::Store& store, std::optional<std::int64_t> owner_id) {
   // The columns of space_json(), in its (alphabetical) key order.
   static constexpr const char* kSql =
       "SELECT s.applied_template_revision, s.created_at, s.desired_state, s.domain_name, "
@@ -168,5 +193,7 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
   last_size.store(out.size(), std::memory_order_relaxed);
   return out;
 }
+
+}  // namespace
 
 }  // namespace bowline::api

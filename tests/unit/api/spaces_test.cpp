@@ -187,6 +187,32 @@ TEST_F(SpacesTest, AFailedCreateStaysOnTheSpaceAndLeavesNothing) {
   EXPECT_TRUE(stack_.store().leases().leases_of(id).empty());
 }
 
+// The list of every space is kept while nothing was committed, and never outlives a change
+// (SpacesListCache): each write below must show in the very next list.
+TEST_F(SpacesTest, TheListOfEverySpaceIsNeverStale) {
+  const auto admin = stack_.admin_token();
+  const auto all = [&] {
+    const auto r = client_.get("/api/v1/spaces?all=1", admin);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.parsed();
+  };
+  const auto before = all().size();
+  const auto r = client_.post("/api/v1/spaces", admin,
+                              {{"template", "dev"}, {"name", "cached"}, {"start", false}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  const auto id = r.parsed()["space"]["id"].get<std::string>();
+  stack_.engine().wait_idle();
+  auto list = all();
+  ASSERT_EQ(list.size(), before + 1);
+  EXPECT_EQ(all(), list);  // unchanged: the same answer
+  stack_.store().spaces().set_state(id, store::SpaceState::Error, "changed behind the API");
+  list = all();
+  ASSERT_EQ(list.size(), before + 1);
+  EXPECT_EQ(list.back()["error"], "changed behind the API");
+  stack_.store().spaces().set_state(id, store::SpaceState::Stopped, "");
+  EXPECT_EQ(all().back()["state"], "stopped");
+}
+
 TEST_F(SpacesTest, TheListHasTheSameObjectsAsASingleGet) {
   const auto alice = stack_.make_user(unique("alice"));
   std::vector<std::string> ids;
