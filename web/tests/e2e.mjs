@@ -43,6 +43,15 @@ async function main() {
   const browser = await launchBrowser();
   const errors = [];
   const alice = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // Records the viewer's requests to fit its window around the guest's screen.
+  await alice.addInitScript(() => {
+    window.__resizes = [];
+    const resize = window.resizeTo.bind(window);
+    window.resizeTo = (w, h) => {
+      window.__resizes.push([w, h]);
+      resize(w, h);
+    };
+  });
   const page = await alice.newPage();
   watchErrors(page, errors);
   let spaceId = "";
@@ -90,6 +99,18 @@ async function main() {
     const [w, h] = res.split("x").map(Number);
     check(w >= 320 && h >= 200, `resolution ${res}`);
     check(/^\d+ × \d+$/.test((await popup.locator(".resolution").textContent()).trim()), "the toolbar shows the resolution");
+    // The window is fitted around the guest's screen (and the toolbar), within the screen.
+    const fit = await popup.evaluate(() => ({
+      calls: window.__resizes, availW: screen.availWidth, availH: screen.availHeight,
+      chromeW: Math.max(0, window.outerWidth - window.innerWidth),
+    }));
+    check(fit.calls.length > 0, "the viewer asked to fit its window to the guest's screen");
+    if (fit.calls.length > 0) {
+      const [rw, rh] = fit.calls[fit.calls.length - 1];
+      check(rw === Math.min(w + fit.chromeW, fit.availW), `window width ${rw} for a ${w}-wide screen`);
+      check(rh <= fit.availH && (h >= fit.availH ? rh === fit.availH : rh > h),
+        `window height ${rh} for a ${h}-high screen and its toolbar`);
+    }
     // The guest's text console (a login prompt on tty1) is on the screen: not one colour.
     await popup.waitForFunction(screenHasContent, 2, { timeout: BOOT_TIMEOUT, polling: 1000 });
     await popup.screenshot({ path: path.join(SHOTS, "display-native.png") });
