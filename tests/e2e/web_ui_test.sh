@@ -61,16 +61,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=lib/net.sh
 . "$here/lib/net.sh"
+# shellcheck source=lib/spaces.sh
+. "$here/lib/spaces.sh"
 
 tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
 prefix=bwwebf$tag
 
 cleanup() {
-  local d
-  for d in $($VIRSH list --all --name 2>/dev/null | grep "^$prefix" || true); do
-    $VIRSH -q destroy "$d" >/dev/null 2>&1 || true
-    $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
-  done
+  spaces_remove_domains "$prefix"
   net_cleanup
   [ -n "$work" ] && rm -rf "$work"
 }
