@@ -706,7 +706,7 @@ void Engine::reconcile() {
         delete_space(space.id);
         continue;
       default:
-        check_drift(space);
+        queue_drift_check(space.id);
     }
   }
   report_orphans(known_domains);
@@ -717,11 +717,17 @@ void Engine::audit() {
   std::set<std::string> known_domains;
   for (const auto& space : store_.spaces().list()) {
     known_domains.insert(space.domain_name);
-    executor_.submit(space.id, [this, id = space.id] {
-      if (auto current = store_.spaces().get(id)) check_drift(*current);
-    });
+    queue_drift_check(space.id);
   }
   report_orphans(known_domains);
+}
+
+void Engine::queue_drift_check(const std::string& id) {
+  // On the space's queue, behind its lifecycle events: a check run on the caller's thread
+  // raced a queued stop event, and whichever wrote last won.
+  executor_.submit(id, [this, id] {
+    if (auto current = store_.spaces().get(id)) check_drift(*current);
+  });
 }
 
 void Engine::check_drift(const store::Space& space) {

@@ -162,6 +162,7 @@ class Engine {
   // Whether libvirt still reports `state` (Shutoff, or any running state) for the domain.
   bool still_true(const std::string& domain, libvirt::DomainState state);
   void check_drift(const store::Space& space);
+  void queue_drift_check(const std::string& id);
   void report_orphans(const std::set<std::string>& known_domains);
   void audit_loop();
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
