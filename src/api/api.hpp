@@ -84,7 +84,7 @@ class Api {
   ApiOptions options_;
   util::SystemClock system_clock_;
   std::vector<std::unique_ptr<ReportCache>> node_reports_;  // the local node, then the remotes
-  SpacesListCache all_spaces_;                              // GET /spaces?all=1
+  SpacesListCache spaces_list_;                             // GET /spaces
   SpaceOwners owners_;
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;

@@ -8,17 +8,17 @@
 namespace bowline::api {
 
 void Api::add_space_routes() {
-  router_.add(
-      "GET", "/api/v1/spaces", Access::Any, [this](const Caller& caller, const Request& request) {
-        const auto all_param = request.query.find("all");
-        const bool all = all_param != request.query.end() && all_param->second != "0" &&
-                         all_param->second != "false";
-        if (all) require_admin(caller);
-        Response response;
-        response.body = spaces_list_json(
-            store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id), &all_spaces_);
-        return response;
-      });
+  router_.add("GET", "/api/v1/spaces", Access::Any,
+              [this](const Caller& caller, const Request& request) {
+                const auto all_param = request.query.find("all");
+                const bool all = all_param != request.query.end() && all_param->second != "0" &&
+                                 all_param->second != "false";
+                if (all) require_admin(caller);
+                Response response;
+                response.body = spaces_list_.list(
+                    store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id));
+                return response;
+              });
 
   router_.add(
       "POST", "/api/v1/spaces", Access::Any, [this](const Caller& caller, const Request& request) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <utility>
 
 namespace bowline::api {
 
@@ -36,13 +37,22 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
-std::string build_list(store::Store& store, std::optional<std::int64_t> owner_id);
-
 void append_int(std::string& out, std::int64_t value) {
   char buffer[24];
   const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
   out.append(buffer, end);
 }
+
+// The columns of space_json(), in its (alphabetical) key order, then the owner's id.
+constexpr const char* kColumns =
+    "s.applied_template_revision, s.created_at, s.desired_state, s.domain_name, s.error, s.id, "
+    "s.ip, s.name, s.node, u.username, s.state, t.name, t.revision, s.updated_at, s.owner_id";
+constexpr const char* kJoins =
+    " LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN templates t ON t.id = s.template_id";
+constexpr int kIdColumn = 5;
+constexpr int kOwnerColumn = 14;
+
+void append_space(std::string& out, store::Statement& row, int at);
 
 }  // namespace
 
@@ -106,40 +116,12 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id,
-                             SpacesListCache* cache) {
-  if (owner_id) cache = nullptr;
-  std::unique_lock<std::mutex> cache_lock;
-  std::optional<std::int64_t> version;
-  if (cache) {
-    cache_lock = std::unique_lock(cache->mutex);
-    auto& db = store.reader();
-    auto guard = db.lock();
-    auto pragma = db.cached("PRAGMA data_version");
-    if (pragma->step()) version = pragma->column_int64(0);
-    if (version && cache->data_version == version) return cache->text;
-  }
-  auto text = build_list(store, owner_id);
-  if (cache) {
-    cache->data_version = version;
-    cache->text = text;
-  }
-  return text;
-}
-
-namespace {
-
-std::string build_list(store::Store& store, std::optional<std::int64_t> owner_id) {
-  // The columns of space_json(), in its (alphabetical) key order.
-  static constexpr const char* kSql =
-      "SELECT s.applied_template_revision, s.created_at, s.desired_state, s.domain_name, "
-      "s.error, s.id, s.ip, s.name, s.node, u.username, s.state, t.name, t.revision, "
-      "s.updated_at FROM spaces s LEFT JOIN users u ON u.id = s.owner_id "
-      "LEFT JOIN templates t ON t.id = s.template_id";
+std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id) {
   // Its own connection: the list neither waits for the engine's writes nor holds them up.
   auto& db = store.reader();
   auto guard = db.lock();
-  auto select = db.cached(std::string(kSql) + (owner_id ? " WHERE s.owner_id = ?" : "") +
+  auto select = db.cached(std::string("SELECT ") + kColumns + " FROM spaces s" + kJoins +
+                          (owner_id ? " WHERE s.owner_id = ?" : "") +
                           // rowid is creation order too; ordering by created_at made SQLite
                           // walk an index and sort (3x slower at 10,000 spaces).
                           " ORDER BY s.rowid");
@@ -150,48 +132,107 @@ std::string build_list(store::Store& store, std::optional<std::int64_t> owner_id
   out.reserve(last_size.load(std::memory_order_relaxed) + 4096);
   bool first = true;
   while (select->step()) {
-    const auto applied = select->column_int64(0);
-    const auto revision = select->column_int64(12);
-    out += first ? "{" : ",{";
-    first = false;
-    out += "\"appliedRevision\":";
-    append_int(out, applied);
-    out += ",\"createdAt\":";
-    append_int(out, select->column_int64(1));
-    out += ",\"desiredState\":";
-    append_json_string(out, select->column_view(2));
-    out += ",\"domain\":";
-    append_json_string(out, select->column_view(3));
-    out += ",\"error\":";
-    append_json_string(out, select->column_view(4));
-    out += ",\"id\":";
-    append_json_string(out, select->column_view(5));
-    out += ",\"ip\":";
-    if (select->is_null(6))
-      out += "null";
-    else
-      append_json_string(out, select->column_view(6));
-    out += ",\"name\":";
-    append_json_string(out, select->column_view(7));
-    out += ",\"node\":";
-    append_json_string(out, select->column_view(8));
-    out += ",\"owner\":";
-    append_json_string(out, select->column_view(9));
-    out += ",\"redefinePending\":";
-    out += applied != 0 && applied != revision ? "true" : "false";
-    out += ",\"state\":";
-    append_json_string(out, select->column_view(10));
-    out += ",\"template\":";
-    append_json_string(out, select->column_view(11));
-    out += ",\"templateRevision\":";
-    append_int(out, revision);
-    out += ",\"updatedAt\":";
-    append_int(out, select->column_int64(13));
-    out += '}';
+    if (!std::exchange(first, false)) out += ',';
+    append_space(out, *select, 0);
   }
   out += "]\n";
   last_size.store(out.size(), std::memory_order_relaxed);
   return out;
+}
+
+std::string SpacesListCache::list(store::Store& store, std::optional<std::int64_t> owner_id) {
+  std::lock_guard lock(mutex_);
+  catch_up(store);
+  if (!owner_id && all_) return *all_;
+  std::size_t size = 3;
+  for (const auto& [rowid, entry] : spaces_)
+    if (!owner_id || entry.owner == owner_id) size += entry.json.size() + 1;
+  std::string out;
+  out.reserve(size);
+  out += '[';
+  bool first = true;
+  for (const auto& [rowid, entry] : spaces_) {
+    if (owner_id && entry.owner != owner_id) continue;
+    if (!std::exchange(first, false)) out += ',';
+    out += entry.json;
+  }
+  out += "]\n";
+  if (!owner_id) all_ = out;
+  return out;
+}
+
+void SpacesListCache::catch_up(store::Store& store) {
+  auto& db = store.reader();
+  auto guard = db.lock();
+  // The newest sequence number first, the rows after: a write committed in between is read
+  // now and again next time (its number is above the one kept), never missed.
+  auto newest = db.cached("SELECT coalesce(max(seq), 0) FROM space_changes");
+  if (!newest->step()) return;
+  const auto seq = newest->column_int64(0);
+  newest->reset();
+  if (seq_ == seq) return;
+  auto changed = db.cached(std::string("SELECT c.space_rowid, ") + kColumns +
+                           " FROM space_changes c LEFT JOIN spaces s ON s.rowid = c.space_rowid" +
+                           kJoins + " WHERE c.seq > ?");
+  changed->bind(1, seq_.value_or(-1));
+  while (changed->step()) {
+    const auto rowid = changed->column_int64(0);
+    if (changed->is_null(1 + kIdColumn)) {  // the space is gone
+      spaces_.erase(rowid);
+      continue;
+    }
+    auto& entry = spaces_[rowid];
+    entry.owner = changed->is_null(1 + kOwnerColumn)
+                      ? std::nullopt
+                      : std::optional<std::int64_t>(changed->column_int64(1 + kOwnerColumn));
+    entry.json.clear();
+    append_space(entry.json, *changed, 1);
+  }
+  seq_ = seq;
+  all_.reset();
+}
+
+namespace {
+
+// One space's object from the kColumns of `row`, starting at column `at`.
+void append_space(std::string& out, store::Statement& row, int at) {
+  const auto column = [&](int i) { return row.column_view(at + i); };
+  const auto applied = row.column_int64(at + 0);
+  const auto revision = row.column_int64(at + 12);
+  out += "{\"appliedRevision\":";
+  append_int(out, applied);
+  out += ",\"createdAt\":";
+  append_int(out, row.column_int64(at + 1));
+  out += ",\"desiredState\":";
+  append_json_string(out, column(2));
+  out += ",\"domain\":";
+  append_json_string(out, column(3));
+  out += ",\"error\":";
+  append_json_string(out, column(4));
+  out += ",\"id\":";
+  append_json_string(out, column(5));
+  out += ",\"ip\":";
+  if (row.is_null(at + 6))
+    out += "null";
+  else
+    append_json_string(out, column(6));
+  out += ",\"name\":";
+  append_json_string(out, column(7));
+  out += ",\"node\":";
+  append_json_string(out, column(8));
+  out += ",\"owner\":";
+  append_json_string(out, column(9));
+  out += ",\"redefinePending\":";
+  out += applied != 0 && applied != revision ? "true" : "false";
+  out += ",\"state\":";
+  append_json_string(out, column(10));
+  out += ",\"template\":";
+  append_json_string(out, column(11));
+  out += ",\"templateRevision\":";
+  append_int(out, revision);
+  out += ",\"updatedAt\":";
+  append_int(out, row.column_int64(at + 13));
+  out += '}';
 }
 
 }  // namespace

@@ -128,6 +128,51 @@ CREATE INDEX web_sessions_by_user ON web_sessions(user_id);
 )sql");
 }
 
+// v4: a journal of which spaces changed, for the API's list cache (api/spaces_list). A row
+// per space (by rowid, the list's creation order) that was made, changed or deleted, with a
+// sequence number that only grows; renaming an owner or changing a template's name or
+// revision touches their spaces, since the list shows those too. Triggers keep it, so no
+// writer (repository, engine, a test writing behind the API) has to remember to.
+void add_space_changes(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE space_changes (
+  space_rowid INTEGER PRIMARY KEY,
+  seq         INTEGER NOT NULL
+) STRICT;
+CREATE INDEX space_changes_by_seq ON space_changes(seq);
+INSERT INTO space_changes (space_rowid, seq) SELECT rowid, 1 FROM spaces;
+CREATE TRIGGER space_made AFTER INSERT ON spaces BEGIN
+  INSERT INTO space_changes (space_rowid, seq)
+    VALUES (NEW.rowid, (SELECT coalesce(max(seq), 0) + 1 FROM space_changes))
+    ON CONFLICT (space_rowid) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER space_changed AFTER UPDATE ON spaces BEGIN
+  INSERT INTO space_changes (space_rowid, seq)
+    VALUES (NEW.rowid, (SELECT coalesce(max(seq), 0) + 1 FROM space_changes))
+    ON CONFLICT (space_rowid) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER space_deleted AFTER DELETE ON spaces BEGIN
+  INSERT INTO space_changes (space_rowid, seq)
+    VALUES (OLD.rowid, (SELECT coalesce(max(seq), 0) + 1 FROM space_changes))
+    ON CONFLICT (space_rowid) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER space_owner_renamed AFTER UPDATE OF username ON users
+  WHEN NEW.username IS NOT OLD.username BEGIN
+  INSERT INTO space_changes (space_rowid, seq)
+    SELECT rowid, (SELECT coalesce(max(seq), 0) + 1 FROM space_changes) FROM spaces
+    WHERE owner_id = NEW.id
+    ON CONFLICT (space_rowid) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER space_template_changed AFTER UPDATE OF name, revision ON templates
+  WHEN NEW.name IS NOT OLD.name OR NEW.revision IS NOT OLD.revision BEGIN
+  INSERT INTO space_changes (space_rowid, seq)
+    SELECT rowid, (SELECT coalesce(max(seq), 0) + 1 FROM space_changes) FROM spaces
+    WHERE template_id = NEW.id
+    ON CONFLICT (space_rowid) DO UPDATE SET seq = excluded.seq;
+END;
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -143,6 +188,7 @@ const std::vector<Migration>& migrations() {
       {1, "initial schema", create_initial_schema},
       {2, "api tokens may expire", add_token_expiry},
       {3, "web sessions", add_web_sessions},
+      {4, "space change journal", add_space_changes},
   };
   return steps;
 }

@@ -213,6 +213,78 @@ TEST_F(SpacesTest, TheListOfEverySpaceIsNeverStale) {
   EXPECT_EQ(all().back()["state"], "stopped");
 }
 
+// Every list, everyone's or a user's own, is cut from SpacesListCache; after each kind of
+// change it must equal the same list built from scratch by one query.
+TEST_F(SpacesTest, TheCachedListsEqualListsBuiltFromScratch) {
+  const auto admin = stack_.admin_token();
+  const auto alice_name = unique("alice");
+  const auto alice = stack_.make_user(alice_name);
+  const auto bob_name = unique("bob");
+  const auto bob = stack_.make_user(bob_name);
+  const auto carol_name = unique("carol");
+  const auto carol = stack_.make_user(carol_name);
+  auto& users = stack_.store().users();
+  auto alice_user = *users.find_by_username(alice_name);
+  const std::vector<std::pair<std::string, std::int64_t>> callers{
+      {alice, alice_user.id},
+      {bob, users.find_by_username(bob_name)->id},
+      {carol, users.find_by_username(carol_name)->id}};
+  const auto ids = [&](const std::string& token) {
+    std::vector<std::string> out;
+    for (const auto& space : client_.get("/api/v1/spaces", token).parsed())
+      out.push_back(space["id"]);
+    return out;
+  };
+  const auto create = [&](const std::string& token, const std::string& name) {
+    const auto r = client_.post("/api/v1/spaces", token,
+                                {{"template", "dev"}, {"name", name}, {"start", false}});
+    EXPECT_EQ(r.status, 202) << r.body;
+    stack_.engine().wait_idle();
+    return r.parsed()["space"]["id"].get<std::string>();
+  };
+  const auto same = [&](const char* after) {
+    SCOPED_TRACE(after);
+    const auto scratch = [&](std::optional<std::int64_t> owner) {
+      return json::parse(spaces_list_json(stack_.store(), owner));
+    };
+    EXPECT_EQ(client_.get("/api/v1/spaces?all=1", admin).parsed(), scratch(std::nullopt));
+    for (const auto& [token, id] : callers)
+      EXPECT_EQ(client_.get("/api/v1/spaces", token).parsed(), scratch(id));
+  };
+  same("nothing yet");
+  const auto a1 = create(alice, "a1");
+  same("a first space");
+  const auto b1 = create(bob, "b1");
+  const auto a2 = create(alice, "a2");
+  same("three spaces");
+  EXPECT_EQ(ids(alice), (std::vector<std::string>{a1, a2})) << "creation order";
+  EXPECT_EQ(ids(bob), (std::vector<std::string>{b1}));
+  EXPECT_TRUE(ids(carol).empty());
+
+  stack_.store().spaces().set_state(a1, store::SpaceState::Error, "changed behind the API");
+  same("a state written behind the API");
+  alice_user.username = unique("alicia");
+  users.update(alice_user);
+  same("the owner renamed");
+  EXPECT_EQ(client_.get("/api/v1/spaces", alice).parsed()[0]["owner"], alice_user.username);
+  stack_.store().spaces().set_applied_template_revision(b1, 1);
+  ASSERT_EQ(client_
+                .request("PUT", "/api/v1/templates/dev", admin,
+                         json{{"yaml", bridged_template() + "environment:\n  - B=2\n"}}.dump())
+                .status,
+            200);
+  same("a new template revision");
+  EXPECT_EQ(client_.get("/api/v1/spaces", bob).parsed()[0]["redefinePending"], true);
+  const auto r = client_.request("DELETE", "/api/v1/spaces/" + a1, alice);
+  ASSERT_EQ(r.status, 202) << r.body;
+  stack_.wait_operation(r.parsed()["operation"]["id"], alice);
+  same("a space deleted");
+  EXPECT_EQ(ids(alice), (std::vector<std::string>{a2}));
+  const auto a3 = create(alice, "a3");
+  same("a space made after a delete");
+  EXPECT_EQ(ids(alice), (std::vector<std::string>{a2, a3}));
+}
+
 TEST_F(SpacesTest, TheListHasTheSameObjectsAsASingleGet) {
   const auto alice = stack_.make_user(unique("alice"));
   std::vector<std::string> ids;

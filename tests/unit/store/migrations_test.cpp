@@ -43,7 +43,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 3);
+  EXPECT_EQ(latest_schema_version(), 4);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -53,9 +53,9 @@ TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
   }
   auto& db = store().db();
   EXPECT_EQ(schema_version(db), latest_schema_version());
-  EXPECT_EQ(tables(db),
-            (std::vector<std::string>{"api_tokens", "events", "ip_leases", "operations", "pools",
-                                      "spaces", "templates", "users", "web_sessions"}));
+  EXPECT_EQ(tables(db), (std::vector<std::string>{"api_tokens", "events", "ip_leases", "operations",
+                                                  "pools", "space_changes", "spaces", "templates",
+                                                  "users", "web_sessions"}));
   EXPECT_THAT(columns(db, "api_tokens"), ::testing::Contains("expires_at"));
   EXPECT_EQ(db.pragma_int("foreign_keys"), 1) << "foreign keys are back on after migrating";
 }
@@ -132,6 +132,13 @@ INSERT INTO events (seq, time, kind, space_id, payload)
   EXPECT_EQ(box->applied_template_revision, 3);
   EXPECT_EQ(box->ip, "198.51.100.10");
   EXPECT_EQ(box->domain_name, "bowline-box");
+
+  // The list cache's journal starts with every space in it.
+  auto journal =
+      s.db().prepare("SELECT s.id FROM space_changes c JOIN spaces s ON s.rowid = c.space_rowid");
+  ASSERT_TRUE(journal.step());
+  EXPECT_EQ(journal.column_text(0), "s-1");
+  EXPECT_FALSE(journal.step());
 
   auto lease = s.leases().lease_of("s-1", "bridge:br0");
   ASSERT_TRUE(lease);
