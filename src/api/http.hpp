@@ -80,6 +80,8 @@ struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Set: sent instead of `body`, without a copy (a cached answer shared by many responses).
+  std::shared_ptr<const std::string> shared_body;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<Stream> stream;    // set: an endless body (status and headers are sent first)
   std::shared_ptr<Upgrade> upgrade;  // set: a WebSocket (status and body are not used)

@@ -284,20 +284,36 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void respond(Response response, bool keep_alive, unsigned version) {
     if (response.stream && server_.stopping) return close();
     if (response.stream) return start_stream(std::move(response));
-    auto res = std::make_shared<http::response<http::string_body>>(
-        static_cast<http::status>(response.status), version);
+    if (response.shared_body) {
+      // The shared text is written in place; the completion keeps it alive until then.
+      const auto& text = *response.shared_body;
+      auto res = std::make_shared<http::response<http::span_body<const char>>>(
+          static_cast<http::status>(response.status), version);
+      res->body() = http::span_body<const char>::value_type(text.data(), text.size());
+      write(std::move(response), res, keep_alive);
+    } else {
+      auto res = std::make_shared<http::response<http::string_body>>(
+          static_cast<http::status>(response.status), version);
+      res->body() = std::move(response.body);
+      write(std::move(response), res, keep_alive);
+    }
+  }
+
+  template <class Message>
+  void write(Response response, std::shared_ptr<Message> res, bool keep_alive) {
     res->set(http::field::server, "bowline");
     if (!response.content_type.empty()) res->set(http::field::content_type, response.content_type);
     for (const auto& [name, value] : response.headers) res->set(name, value);
-    res->body() = std::move(response.body);
     res->keep_alive(keep_alive && !server_.stopping);
     res->prepare_payload();
     stream_.expires_after(server_.options.idle_timeout);
-    http::async_write(stream_, *res, [self = shared_from_this(), res](error_code ec, std::size_t) {
-      if (ec) return self->close();
-      if (!res->keep_alive()) return self->close();
-      self->read_header();
-    });
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res, keep = std::move(response.shared_body)](
+                          error_code ec, std::size_t) {
+                        if (ec) return self->close();
+                        if (!res->keep_alive()) return self->close();
+                        self->read_header();
+                      });
   }
 
   void upgrade(std::shared_ptr<Upgrade> upgrade, std::shared_ptr<Message> handshake) {

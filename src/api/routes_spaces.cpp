@@ -15,7 +15,7 @@ void Api::add_space_routes() {
                                  all_param->second != "false";
                 if (all) require_admin(caller);
                 Response response;
-                response.body = spaces_list_.list(
+                response.shared_body = spaces_list_.list(
                     store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id));
                 return response;
               });

@@ -140,24 +140,34 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
   return out;
 }
 
-std::string SpacesListCache::list(store::Store& store, std::optional<std::int64_t> owner_id) {
+std::shared_ptr<const std::string> SpacesListCache::list(store::Store& store,
+                                                         std::optional<std::int64_t> owner_id) {
   std::lock_guard lock(mutex_);
   catch_up(store);
-  if (!owner_id && all_) return *all_;
+  if (!owner_id && all_valid_) return all_;
   std::size_t size = 3;
   for (const auto& [rowid, entry] : spaces_)
     if (!owner_id || entry.owner == owner_id) size += entry.json.size() + 1;
-  std::string out;
-  out.reserve(size);
-  out += '[';
+  std::shared_ptr<std::string> out;
+  if (!owner_id && all_ && all_.use_count() == 1) {
+    out = all_;  // nobody is writing it out: reuse its memory
+    out->clear();
+  } else {
+    out = std::make_shared<std::string>();
+  }
+  out->reserve(size);
+  *out += '[';
   bool first = true;
   for (const auto& [rowid, entry] : spaces_) {
     if (owner_id && entry.owner != owner_id) continue;
-    if (!std::exchange(first, false)) out += ',';
-    out += entry.json;
+    if (!std::exchange(first, false)) *out += ',';
+    *out += entry.json;
   }
-  out += "]\n";
-  if (!owner_id) all_ = out;
+  *out += "]\n";
+  if (!owner_id) {
+    all_ = out;
+    all_valid_ = true;
+  }
   return out;
 }
 
@@ -189,7 +199,7 @@ void SpacesListCache::catch_up(store::Store& store) {
     append_space(entry.json, *changed, 1);
   }
   seq_ = seq;
-  all_.reset();
+  all_valid_ = false;
 }
 
 namespace {

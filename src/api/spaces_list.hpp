@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,8 +23,10 @@ namespace bowline::api {
 // the admin's list of everyone and a user's own are cut from it.
 class SpacesListCache {
  public:
-  // `owner_id` nullopt: every space. In creation order.
-  std::string list(store::Store& store, std::optional<std::int64_t> owner_id);
+  // `owner_id` nullopt: every space. In creation order. Shared, not copied: a response
+  // writes it in place (3 MB at 10,000 spaces).
+  std::shared_ptr<const std::string> list(store::Store& store,
+                                          std::optional<std::int64_t> owner_id);
 
  private:
   struct Entry {
@@ -35,7 +38,11 @@ class SpacesListCache {
   std::mutex mutex_;
   std::optional<std::int64_t> seq_;       // the journal's last sequence number we have seen
   std::map<std::int64_t, Entry> spaces_;  // by the spaces table's rowid: creation order
-  std::optional<std::string> all_;        // the list of every space, while nothing changed
+  // The list of every space (valid while `all_valid_`). Rebuilt in the same buffer when no
+  // response still holds it: a fresh 3 MB allocation each time costs page faults, which
+  // under load took longer than the building.
+  std::shared_ptr<std::string> all_;
+  bool all_valid_ = false;
 };
 
 // The same list, built from one query without any cache (for comparison and benchmarks).

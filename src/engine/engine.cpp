@@ -688,11 +688,9 @@ void Engine::reconcile() {
         if (space.desired_state == store::DesiredState::Running) {
           start_space(space.id);
         } else {
-          try {
-            if (!hypervisor_.lookup(space.domain_name)) set_state(space.id, SpaceState::Stopped);
-          } catch (const std::exception& e) {
-            events_.publish("reconcile.error", space.id, {{"error", e.what()}});
-          }
+          executor_.submit(space.id, [this, id = space.id] {
+            if (auto current = store_.spaces().get(id)) settle_interrupted(*current);
+          });
         }
         continue;
       case SpaceState::Stopping:
@@ -720,6 +718,21 @@ void Engine::audit() {
     queue_drift_check(space.id);
   }
   report_orphans(known_domains);
+}
+
+void Engine::settle_interrupted(const store::Space& space) {
+  // A create or start that was not to leave the space running was cut short: whatever the
+  // machine is now (nothing made yet counts as stopped) is the space's state.
+  try {
+    if (is_remote(space)) return remote_settle_interrupted(space);
+    const auto info = hypervisor_.lookup(space.domain_name);
+    const bool running = info && (info->status.state == libvirt::DomainState::Running ||
+                                  info->status.state == libvirt::DomainState::Paused ||
+                                  info->status.state == libvirt::DomainState::Blocked);
+    set_state(space.id, running ? SpaceState::Running : SpaceState::Stopped);
+  } catch (const std::exception& e) {
+    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+  }
 }
 
 void Engine::queue_drift_check(const std::string& id) {

@@ -163,6 +163,7 @@ class Engine {
   bool still_true(const std::string& domain, libvirt::DomainState state);
   void check_drift(const store::Space& space);
   void queue_drift_check(const std::string& id);
+  void settle_interrupted(const store::Space& space);
   void report_orphans(const std::set<std::string>& known_domains);
   void audit_loop();
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
@@ -184,6 +185,7 @@ class Engine {
   // Waits (up to the stop timeout) for the node to report `wanted`; sets what it reports.
   void remote_settle(const store::Space& space, RemoteState wanted);
   void remote_check_drift(const store::Space& space);
+  void remote_settle_interrupted(const store::Space& space);
 
   store::Store& store_;
   libvirt::Hypervisor& hypervisor_;

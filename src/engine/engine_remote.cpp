@@ -190,6 +190,15 @@ std::int64_t Engine::remote_delete(const store::Space& space) {
   });
 }
 
+void Engine::remote_settle_interrupted(const store::Space& space) {
+  const auto seen = remote_node(space).observe(space);
+  if (seen.state == RemoteState::Failed)
+    set_state(space.id, SpaceState::Error, "the VirtualMachine reports " + seen.detail);
+  else  // Gone: nothing was applied yet
+    set_state(space.id,
+              seen.state == RemoteState::Gone ? SpaceState::Stopped : space_state_of(seen.state));
+}
+
 void Engine::remote_check_drift(const store::Space& space) {
   if (space.state == SpaceState::Pending || space.state == SpaceState::Deleting ||
       space.applied_template_revision == 0)

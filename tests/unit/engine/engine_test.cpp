@@ -296,6 +296,29 @@ TEST_F(EngineTest, TheReconcilerMarksASpaceWhoseDomainVanished) {
   EXPECT_NE(space(s.id).error.find("vanished"), std::string::npos);
 }
 
+// The server stopped during a create or start that was not to leave the space running: at the
+// next start-up, libvirt's word settles the state instead of leaving it "creating".
+TEST_F(EngineTest, AnInterruptedOperationThatWasNotToRunSettlesOnWhatLibvirtSays) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  const auto off = space(create(tmpl, "off").space.id);
+  engine_->stop_space(off.id);  // defined, and off
+  engine_->wait_idle();
+  ASSERT_EQ(space(off.id).state, store::SpaceState::Stopped);
+  const auto never = space(create(tmpl, "never", {}, false).space.id);  // nothing defined yet
+  const auto on = space(create(tmpl, "on").space.id);
+  ASSERT_EQ(on.state, store::SpaceState::Running);
+  store_->spaces().set_state(off.id, store::SpaceState::Starting);
+  store_->spaces().set_state(never.id, store::SpaceState::Creating);
+  store_->spaces().set_state(on.id, store::SpaceState::Starting);
+  store_->spaces().set_desired_state(on.id, store::DesiredState::Stopped);
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_EQ(space(off.id).state, store::SpaceState::Stopped);
+  EXPECT_EQ(space(never.id).state, store::SpaceState::Stopped);
+  EXPECT_EQ(space(on.id).state, store::SpaceState::Running) << "libvirt's state wins";
+  EXPECT_EQ(hypervisor_->state(off.domain_name).state, libvirt::DomainState::Shutoff);
+}
+
 TEST_F(EngineTest, ParallelCreatesNeverShareAnAddress) {
   const auto tmpl = add_template(bridged_template());  // .11-.14 usable: 4 addresses
   std::atomic<int> ok{0}, exhausted{0};

@@ -391,6 +391,24 @@ TEST_F(EngineNode, TheAuditFollowsWhatTheClusterReports) {
   EXPECT_EQ(space(id).error, "the VirtualMachine " + vm + " vanished from the cluster");
 }
 
+// A create cut short by a server restart: the cluster, not libvirt (which never had the
+// machine), says what the space is now.
+TEST_F(EngineNode, AnInterruptedCreateSettlesOnWhatTheClusterSays) {
+  const auto id = create(add_template(), "dev", false).space.id;
+  ASSERT_EQ(space(id).state, SpaceState::Stopped);
+  store_->spaces().set_state(id, SpaceState::Creating);
+  cue("status", {{"name", "dev-" + suffix_}, {"printableStatus", "ErrImagePull"}});
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_EQ(space(id).state, SpaceState::Error);
+  EXPECT_EQ(space(id).error, "the VirtualMachine reports ErrImagePull");
+  cue("clear", Json::object());
+  store_->spaces().set_state(id, SpaceState::Creating);
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_EQ(space(id).state, SpaceState::Stopped);
+}
+
 TEST_F(EngineNode, WhatTheNodeCannotRunIsRefusedBeforeAnythingIsMade) {
   auto expect_refused = [&](engine::CreateSpaceRequest request, const std::string& node,
                             const std::string& part) {
