@@ -234,6 +234,10 @@ async function main() {
     await bob.locator("nav.menu").getByRole("button", { name: "Start", exact: true }).waitFor();
     check(await bob.locator('button[data-menu="display"]').count() === 0, "bob sees VM Display");
     check(await bob.locator('button[data-menu="console"]').count() === 0, "bob sees VM Console");
+    // A libvirt space's readiness is known (from its console log): never "unknown".
+    const known = await bob.locator("dd.readiness", { hasText: "not booted" })
+      .waitFor({ timeout: 10000 }).then(() => true, () => false);
+    check(known, `bob's stopped space reads "${(await bob.locator("dd.readiness").textContent()).trim()}"`);
     await bob.screenshot({ path: path.join(SHOTS, "space-without-permissions.png") });
     // The same page for alice has both (the template enables them).
     if (spaceId) {

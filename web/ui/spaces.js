@@ -225,6 +225,16 @@ export function SpacesPage({ user }) {
 
 // ---- one space ------------------------------------------------------------------------------
 
+// The CLI's words (space info): null readiness means the node does not report it (a
+// KubeVirt space has no console log for bowline to read), not that the guest is down.
+function readinessText(r) {
+  if (!r) return "unknown";
+  if (r.failed) return "cloud-init failed";
+  if (r.ready || r.finished) return "ready";
+  if (r.booted) return "booting (cloud-init running)";
+  return "not booted";
+}
+
 function openViewer(id, kind) {
   // Its own window: the display resizes it to the guest's resolution.
   const features = kind === "display" ? "popup,width=1040,height=840" : "popup,width=900,height=600";
@@ -273,7 +283,7 @@ export function SpaceDetail({ id, user }) {
         <dt>Template</dt><dd><a href="#/templates/${space.template}">${space.template}</a> (revision ${space.appliedRevision || "—"} of ${space.templateRevision})${space.redefinePending ? " · the new revision applies at the next start" : ""}</dd>
         <dt>Owner</dt><dd>${space.owner}</dd>
         <dt>Domain</dt><dd>${space.domain}</dd>
-        <dt>Readiness</dt><dd>${readiness.ready ? "ready" : readiness.failed ? "failed" : readiness.booted ? "booted" : "not booted"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>
+        <dt>Readiness</dt><dd class="readiness">${detail ? readinessText(info.readiness) : "…"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>
         <dt>Created</dt><dd>${when(space.createdAt)}</dd>
       </dl>
       ${info.consoleTail && info.consoleTail.length > 0 && html`
