@@ -59,15 +59,15 @@ std::optional<store::User> authenticate(store::Store& store, std::string_view au
   if (token.size() != 64 || token.find_first_not_of("0123456789abcdef") != std::string::npos)
     return std::nullopt;
   const auto hash = token_hash(token);
-  // A read for most requests: last_used is written at most once a minute per token, so a
-  // busy client does not turn every GET into a write.
-  const auto found = store.tokens().find_by_hash(hash);
+  // Reads on the store's reader connection, so no request waits for the engine's writes;
+  // last_used is written at most once a minute per token (a busy client does not turn every
+  // GET into a write), and skipped while a write is in progress.
+  const auto found = store.read_tokens().find_by_hash(hash);
   const auto now = store.clock().now_unix_ms();
   if (!found || found->expired(now)) return std::nullopt;
-  if (!found->last_used || now - *found->last_used >= 60'000) {
-    if (!store.tokens().authenticate(hash)) return std::nullopt;
-  }
-  return store.users().get(found->user_id);
+  if (!found->last_used || now - *found->last_used >= 60'000)
+    store.tokens().touch_unless_busy(found->id);
+  return store.read_users().get(found->user_id);
 }
 
 std::string issue_token(store::Store& store, std::int64_t user_id, std::string_view name) {

@@ -124,6 +124,10 @@ class Db {
 
   // Hold this while using the connection (Transaction and CachedStatement users do).
   std::unique_lock<std::recursive_mutex> lock() { return std::unique_lock(mutex_); }
+  // The lock when nobody else holds it (owns_lock() says whether it was taken).
+  std::unique_lock<std::recursive_mutex> try_lock() {
+    return std::unique_lock(mutex_, std::try_to_lock);
+  }
 
   // Runs SQL with no results (may hold several statements).
   void exec(std::string_view sql);

@@ -18,6 +18,8 @@ Store::Store(const std::filesystem::path& file, const util::Clock& clock, Option
   auto reader_options = db_options(options);
   reader_options.query_only = true;
   reader_ = std::make_unique<Db>(file, reader_options);
+  read_users_ = std::make_unique<UserRepository>(*reader_, clock_);
+  read_tokens_ = std::make_unique<TokenRepository>(*reader_, clock_);
 }
 
 }  // namespace bowline::store

@@ -64,6 +64,10 @@ class Store {
   // engine's writes and does not hold them up. It sees committed data only, never what an
   // open transaction on db() has written so far. Read-only.
   Db& reader() { return *reader_; }
+  // Users and tokens on reader(), for the reads of every request (authentication), so that
+  // none waits for the engine's writes on db(). Reads only; committed data only.
+  UserRepository& read_users() { return *read_users_; }
+  TokenRepository& read_tokens() { return *read_tokens_; }
   const util::Clock& clock() const { return clock_; }
 
  private:
@@ -79,6 +83,8 @@ class Store {
   LeaseRepository leases_{db_, clock_};
   OperationRepository operations_{db_, clock_};
   EventRepository events_{db_, clock_};
+  std::unique_ptr<UserRepository> read_users_;
+  std::unique_ptr<TokenRepository> read_tokens_;
 };
 
 }  // namespace bowline::store

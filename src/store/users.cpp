@@ -246,6 +246,13 @@ std::optional<ApiToken> TokenRepository::authenticate(std::string_view token_sha
   return token;
 }
 
+bool TokenRepository::touch_unless_busy(std::int64_t id) {
+  auto guard = db_.try_lock();
+  if (!guard.owns_lock()) return false;
+  db_.cached("UPDATE api_tokens SET last_used = ? WHERE id = ?")->bind_all(now(), id).run();
+  return true;
+}
+
 std::vector<ApiToken> TokenRepository::list_for_user(std::int64_t user_id) {
   auto guard = db_.lock();
   auto select = db_.cached(std::string("SELECT ") + kTokenColumns +

@@ -53,6 +53,10 @@ class TokenRepository : public Repository {
   std::optional<ApiToken> find_by_hash(std::string_view token_sha256);
   // The token when it is known and not expired, with last_used set to now; nullopt otherwise.
   std::optional<ApiToken> authenticate(std::string_view token_sha256);
+  // Sets last_used to now unless another thread holds the connection (a write in progress):
+  // the time is advisory, and a request must not wait for the engine's writes to record it.
+  // Whether it was written.
+  bool touch_unless_busy(std::int64_t id);
   std::vector<ApiToken> list_for_user(std::int64_t user_id);  // oldest first
   bool remove(std::int64_t id);
   int remove_expired();  // returns how many went

@@ -2,6 +2,10 @@
 // admin-only routes and other users' accounts, 404 for other users' spaces.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
+#include <thread>
+
 #include "api_test_support.hpp"
 
 namespace bowline::api::testing {
@@ -57,6 +61,35 @@ TEST_F(AuthTest, EveryRouteRefusesMissingAndBadTokens) {
   // An unknown path under the API also wants a token first.
   EXPECT_EQ(client.get("/api/v1/nothing-here", "").status, 401);
   EXPECT_EQ(client.get("/api/v1/nothing-here", stack_.admin_token()).status, 404);
+}
+
+// Authentication reads on the store's reader connection: a request does not wait for a
+// write in progress on the writer (an engine transaction), and last_used is written later.
+TEST_F(AuthTest, ARequestIsAnsweredWhileTheWriterIsBusy) {
+  const auto token = stack_.make_user("walter");
+  auto& tokens = stack_.store().tokens();
+  const auto id = tokens.find_by_hash(token_hash(token))->id;
+  std::promise<void> held, release;
+  std::atomic<bool> released{false};
+  std::thread writer([&] {
+    auto transaction = stack_.store().transaction();
+    held.set_value();
+    release.get_future().wait_for(std::chrono::seconds(20));
+    released = true;
+  });
+  held.get_future().wait();
+  HttpClient client(stack_.port());
+  const auto r = client.get("/api/v1/whoami", token);
+  const bool answered_while_held = !released;
+  release.set_value();
+  writer.join();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.parsed()["username"], "walter");
+  EXPECT_TRUE(answered_while_held) << "the request waited for the writer";
+  EXPECT_EQ(tokens.get(id)->last_used, std::nullopt) << "not written while the writer was busy";
+  // With the writer free, the next request records the use.
+  EXPECT_EQ(client.get("/api/v1/whoami", token).status, 200);
+  EXPECT_TRUE(tokens.get(id)->last_used);
 }
 
 TEST_F(AuthTest, TheEventStreamRefusesABadToken) {

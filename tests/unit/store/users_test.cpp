@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
+#include <thread>
+
 #include "store_test_support.hpp"
 
 namespace bowline::store {
@@ -163,6 +166,27 @@ TEST_F(UserTest, TokensRoundTripAndAuthenticateRecordsTheUse) {
   EXPECT_TRUE(store().tokens().remove(token.id));
   EXPECT_FALSE(store().tokens().remove(token.id));
   EXPECT_EQ(store().tokens().list_for_user(user.id).size(), 1u);
+}
+
+TEST_F(UserTest, TouchingATokenSkipsWhileTheWriterIsBusyAndReadsSeeCommits) {
+  auto user = make_user("alice");
+  const auto token = store().tokens().create(user.id, "abcd", "cli");
+  // Committed rows are seen through the reader connection's repositories.
+  ASSERT_TRUE(store().read_tokens().find_by_hash("abcd"));
+  EXPECT_EQ(store().read_users().get(user.id)->username, "alice");
+  std::promise<void> held, release;
+  std::thread writer([&] {
+    auto guard = store().db().lock();
+    held.set_value();
+    release.get_future().wait();
+  });
+  held.get_future().wait();
+  EXPECT_FALSE(store().tokens().touch_unless_busy(token.id));
+  release.set_value();
+  writer.join();
+  clock_.advance(1000);
+  EXPECT_TRUE(store().tokens().touch_unless_busy(token.id));
+  EXPECT_EQ(store().read_tokens().get(token.id)->last_used, clock_.now_unix_ms());
 }
 
 TEST_F(UserTest, ExpiredTokensDoNotAuthenticateAndCanBeSweptAway) {
