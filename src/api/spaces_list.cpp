@@ -206,42 +206,35 @@ namespace {
 
 // One space's object from the kColumns of `row`, starting at column `at`.
 void append_space(std::string& out, store::Statement& row, int at) {
-  const auto column = [&](int i) { return row.column_view(at + i); };
+  const auto text = [&](const char* key, int i) {
+    out += key;
+    append_json_string(out, row.column_view(at + i));
+  };
+  const auto number = [&](const char* key, std::int64_t value) {
+    out += key;
+    append_int(out, value);
+  };
   const auto applied = row.column_int64(at + 0);
   const auto revision = row.column_int64(at + 12);
-  out += "{\"appliedRevision\":";
-  append_int(out, applied);
-  out += ",\"createdAt\":";
-  append_int(out, row.column_int64(at + 1));
-  out += ",\"desiredState\":";
-  append_json_string(out, column(2));
-  out += ",\"domain\":";
-  append_json_string(out, column(3));
-  out += ",\"error\":";
-  append_json_string(out, column(4));
-  out += ",\"id\":";
-  append_json_string(out, column(5));
-  out += ",\"ip\":";
+  number("{\"appliedRevision\":", applied);
+  number(",\"createdAt\":", row.column_int64(at + 1));
+  text(",\"desiredState\":", 2);
+  text(",\"domain\":", 3);
+  text(",\"error\":", 4);
+  text(",\"id\":", 5);
   if (row.is_null(at + 6))
-    out += "null";
+    out += ",\"ip\":null";
   else
-    append_json_string(out, column(6));
-  out += ",\"name\":";
-  append_json_string(out, column(7));
-  out += ",\"node\":";
-  append_json_string(out, column(8));
-  out += ",\"owner\":";
-  append_json_string(out, column(9));
-  out += ",\"redefinePending\":";
-  out += applied != 0 && applied != revision ? "true" : "false";
-  out += ",\"state\":";
-  append_json_string(out, column(10));
-  out += ",\"template\":";
-  append_json_string(out, column(11));
-  out += ",\"templateRevision\":";
-  append_int(out, revision);
-  out += ",\"updatedAt\":";
-  append_int(out, row.column_int64(at + 13));
+    text(",\"ip\":", 6);
+  text(",\"name\":", 7);
+  text(",\"node\":", 8);
+  text(",\"owner\":", 9);
+  out += applied != 0 && applied != revision ? ",\"redefinePending\":true"
+                                             : ",\"redefinePending\":false";
+  text(",\"state\":", 10);
+  text(",\"template\":", 11);
+  number(",\"templateRevision\":", revision);
+  number(",\"updatedAt\":", row.column_int64(at + 13));
   out += '}';
 }
 
