@@ -31,30 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 WAIT=${WAIT:-300} # longest a boot may take: TCG on 2 busy cores
 REQUESTS=200
-tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
-prefix=bwe2e-$tag
-work=""
-
-log() { echo "server_races_test: $*"; }
-cleanup() {
-  server_stop KILL
-  spaces_remove_domains "$prefix-"
-  net_cleanup
-  [ -n "$work" ] && rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-abort() {
-  fail "$*"
-  summary
-  exit 1
-}
-
-spaces_preflight || abort "preflight"
-work=$(mktemp -d /var/lib/libvirt/images/bwe2e-XXXXXX) # libvirt-qemu must read the images
-chmod 0755 "$work"
-unset "${!BOWLINE_@}"
-export HOME=$work/home
+spaces_begin server_races_test
 
 sub=$(spaces_pick_subnet 28) || abort "no free /28 in 198.51.100.0/24"
 pre=${sub%.*}

@@ -33,31 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 started=$(date +%s)
 WAIT=${WAIT:-300} # longest a --wait may take: TCG boots on 2 busy cores take 7-40 s, more under load
-tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
-prefix=bwe2e-$tag # domains: $prefix-<space>
-work=""
-
-log() { echo "server_spaces_test: $*"; }
-cleanup() {
-  server_stop KILL
-  spaces_remove_domains "$prefix-"
-  net_cleanup
-  [ -n "$work" ] && rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-abort() {
-  fail "$*"
-  summary
-  exit 1
-}
-
-spaces_preflight || abort "preflight"
-work=$(mktemp -d /var/lib/libvirt/images/bwe2e-XXXXXX) # libvirt-qemu must read the images
-chmod 0755 "$work"
-# The CLI talks only to this test's server: no login file, no settings from the environment.
-unset "${!BOWLINE_@}"
-export HOME=$work/home
+spaces_begin server_spaces_test
 images=$work/images
 spaces_prepare_images "$images" || abort "building the test guest into $images/cloud-images"
 

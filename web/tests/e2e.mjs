@@ -167,19 +167,36 @@ async function main() {
     const stillConnected = async () => (await popup.locator(".status").getAttribute("data-status")) === "connected";
     // Types `echo WORD` (quoted so the echo of the keystrokes differs from the output) until
     // the output line appears: keystrokes sent while the stream is reopened may be lost.
+    // Ctrl-C first: a line garbled by keystrokes that raced the prompt (an odd quote leaves
+    // the shell waiting for the rest of a string) must not swallow the next attempt.
     const runEcho = async (word) => {
       const output = new RegExp(`^${word}$`, "m");
       for (let i = 0; i < 20; i++) {
+        await popup.keyboard.press("Control+C");
         await popup.keyboard.type(`echo ${word.slice(0, 3)}''${word.slice(3)}`);
         await popup.keyboard.press("Enter");
         if (await consoleShows(popup, output, 5000)) return true;
       }
       return false;
     };
+    // Types the user name until the shell's prompt follows the last login: prompt (what is
+    // typed while login is still starting can be lost).
+    const logIn = async () => {
+      for (let i = 0; i < 5; i++) {
+        await popup.keyboard.type("root");
+        await popup.keyboard.press("Enter");
+        const shell = await popup.waitForFunction(() => {
+          const t = window.bowlineConsoleText();
+          return /~ #/.test(t.slice(t.lastIndexOf("login:")));
+        }, null, { timeout: 15000, polling: 250 }).then(() => true, () => false);
+        if (shell) return true;
+        await popup.keyboard.press("Enter");  // a fresh login: prompt
+      }
+      return false;
+    };
     await popup.locator(".term").click();
     check(await awaitLoginPrompt(popup), `no login: prompt:\n${await text()}`);
-    await popup.keyboard.type("root");
-    await popup.keyboard.press("Enter");
+    check(await logIn(), `no shell prompt after logging in:\n${await text()}`);
     check(await runEcho(`before-${TAG}`), `no output before the drop:\n${await text()}`);
 
     const dropped = Number(execFileSync(DROP_LIBVIRT_CLIENTS, [SERVER_PID], { encoding: "utf8" }).trim());
@@ -205,8 +222,7 @@ async function main() {
       if (!prompted) await popup.keyboard.press("Enter");
     }
     check(prompted, `no login: prompt after the reboot:\n${await text()}`);
-    await popup.keyboard.type("root");
-    await popup.keyboard.press("Enter");
+    check(await logIn(), `no shell prompt after logging in again:\n${await text()}`);
     check(await runEcho(`rebooted-${TAG}`), `typing after the reboot:\n${await text()}`);
     check(await stillConnected(), "the viewer's WebSocket closed over the reboot");
     await popup.screenshot({ path: path.join(SHOTS, "console-after-drop-and-reboot.png") });

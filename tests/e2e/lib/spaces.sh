@@ -10,6 +10,10 @@
 #                                    user reads), once it is not "-", waiting up to SECS
 #   dom_mac | dom_memory | dom_disk DOMAIN   first NIC's MAC, memory (KiB), first disk's file
 #   spaces_remove_domains PREFIX     destroys and undefines every domain whose name starts so
+#   spaces_begin NAME                the common start of a test: $tag and $prefix (domain names),
+#                                    log and abort, a clean-up on exit (server, domains,
+#                                    networks, work dir), the preflight, and $work under
+#                                    libvirt's images with HOME in it and no BOWLINE_* settings
 SPACES_IMAGE=bwe2e-tiny
 _spaces_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
@@ -94,4 +98,32 @@ bw() {
   rc=$?
   [ "$rc" = 0 ] || printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /' >&2
   return "$rc"
+}
+
+spaces_begin() {
+  _spaces_test=$1
+  # Defined here, not when this file is sourced: other tests have their own.
+  log() { echo "$_spaces_test: $*"; }
+  abort() { # a step that the rest depends on failed
+    fail "$*"
+    summary
+    exit 1
+  }
+  tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
+  prefix=bwe2e-$tag # domains: $prefix-<space>
+  work=""
+  trap _spaces_cleanup EXIT
+  trap 'exit 130' INT TERM
+  spaces_preflight || abort "preflight"
+  work=$(mktemp -d /var/lib/libvirt/images/bwe2e-XXXXXX) # libvirt-qemu must read the images
+  chmod 0755 "$work"
+  # The CLI talks only to this test's server: no login file, no settings from the environment.
+  unset "${!BOWLINE_@}"
+  export HOME=$work/home
+}
+_spaces_cleanup() {
+  server_stop KILL
+  spaces_remove_domains "$prefix-"
+  net_cleanup
+  if [ -n "$work" ]; then rm -rf "$work"; fi
 }

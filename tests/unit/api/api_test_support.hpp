@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "../store/store_test_support.hpp"
 #include "api/api.hpp"
 #include "api/auth.hpp"
 #include "api/http_server.hpp"
@@ -43,24 +44,7 @@ namespace bowline::api::testing {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-class TempDir {
- public:
-  TempDir() {
-    auto pattern = (std::filesystem::temp_directory_path() / "bowline-api-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using store::testing::TempDir;  // a temporary directory, removed with everything in it
 
 // Says every bridge exists and has a NIC.
 class FakeHostProbe final : public engine::HostProbe {

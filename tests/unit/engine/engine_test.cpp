@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "forwarding_hypervisor.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
 #include "util/clock.hpp"
 #include "util/process.hpp"
@@ -52,13 +53,7 @@ class EngineTest : public ::testing::Test {
         image::CacheOptions{images_ / "cloud-images", images_ / "base", {}});
     disks_ = std::make_unique<image::Disks>(runner_);
     bus_ = std::make_unique<EventBus>(*store_);
-    EngineSettings settings;
-    settings.node.domain_type = plan::DomainType::Qemu;
-    settings.node.images_path = images_.string();
-    settings.stop_timeout = std::chrono::seconds(5);
-    engine_ =
-        std::make_unique<Engine>(*store_, *hypervisor_, *cache_, *disks_, host_, *bus_, settings);
-    engine_->start();
+    start_engine(*hypervisor_);
     alice_ = store_->users()
                  .create({"alice", "alice@example.org", "", std::string("pw"), "", {}, {}})
                  .id;
@@ -79,6 +74,19 @@ class EngineTest : public ::testing::Test {
     engine_.reset();
     std::error_code ec;
     fs::remove_all(root_, ec);
+  }
+
+  // A new engine (as after a restart of the server) on `hypervisor`; start() reconciles.
+  void start_engine(libvirt::Hypervisor& hypervisor) {
+    if (engine_) engine_->wait_idle();
+    engine_.reset();
+    EngineSettings settings;
+    settings.node.domain_type = plan::DomainType::Qemu;
+    settings.node.images_path = images_.string();
+    settings.stop_timeout = std::chrono::seconds(5);
+    engine_ =
+        std::make_unique<Engine>(*store_, hypervisor, *cache_, *disks_, host_, *bus_, settings);
+    engine_->start();
   }
 
   std::string add_template(const std::string& yaml) {
@@ -112,6 +120,7 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<image::ImageCache> cache_;
   std::unique_ptr<image::Disks> disks_;
   std::unique_ptr<EventBus> bus_;
+  std::unique_ptr<libvirt::Hypervisor> wrapper_;  // a test's own seam; outlives engine_
   std::unique_ptr<Engine> engine_;
   std::int64_t alice_ = 0;
   std::string suffix_;
@@ -317,6 +326,38 @@ TEST_F(EngineTest, AnInterruptedOperationThatWasNotToRunSettlesOnWhatLibvirtSays
   EXPECT_EQ(space(never.id).state, store::SpaceState::Stopped);
   EXPECT_EQ(space(on.id).state, store::SpaceState::Running) << "libvirt's state wins";
   EXPECT_EQ(hypervisor_->state(off.domain_name).state, libvirt::DomainState::Shutoff);
+}
+
+// A server killed while libvirtd was starting a domain: at the next start-up, the engine's
+// state check can still see the domain off, and its own start is refused as "already
+// running". That is the state the operation wanted, not a failure (e2e.server_races hit it).
+TEST_F(EngineTest, AStartThatLibvirtIsAlreadyFinishingIsNotAFailure) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  const auto s = space(create(tmpl, "racing").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running);
+  class StillStarting final : public ForwardingHypervisor {
+   public:
+    using ForwardingHypervisor::ForwardingHypervisor;
+    libvirt::DomainStatus state(const std::string& name) override {
+      auto status = ForwardingHypervisor::state(name);
+      if (!asked_to_start) status.state = libvirt::DomainState::Shutoff;
+      return status;
+    }
+    void start(const std::string& name, libvirt::StartOptions options) override {
+      asked_to_start = true;
+      ForwardingHypervisor::start(name, options);  // refused: it is running
+    }
+    std::atomic<bool> asked_to_start{false};
+  };
+  auto racing = std::make_unique<StillStarting>(*hypervisor_);
+  auto& seam = *racing;
+  wrapper_ = std::move(racing);
+  store_->spaces().set_state(s.id, store::SpaceState::Starting);  // cut short by the kill
+  start_engine(seam);
+  engine_->wait_idle();
+  EXPECT_TRUE(seam.asked_to_start);
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Running) << space(s.id).error;
+  EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Running);
 }
 
 TEST_F(EngineTest, ParallelCreatesNeverShareAnAddress) {
