@@ -23,8 +23,8 @@ function(bowline_unit_tests name)
     return()
   endif()
   add_executable(bowline_${name}_tests ${sources})
-  target_link_libraries(bowline_${name}_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock
-                                                      GTest::gtest_main)
+  target_link_libraries(bowline_${name}_tests PRIVATE ${ARG_DEPS} bowline_test_support
+                                                      GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(
     bowline_${name}_tests PRIVATE BOWLINE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                                   BOWLINE_BINARY_DIR="${PROJECT_BINARY_DIR}")

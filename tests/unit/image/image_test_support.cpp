@@ -20,35 +20,6 @@ extern char** environ;
 
 namespace bowline::image::test {
 
-std::string source_path(const std::string& relative) {
-  return std::string(BOWLINE_SOURCE_DIR) + "/" + relative;
-}
-
-TempDir::TempDir() {
-  std::string pattern = std::filesystem::temp_directory_path().string() + "/bowline-img-XXXXXX";
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
 std::string test_bytes(std::size_t size, unsigned seed) {
   std::string out(size, '\0');
   std::uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;

@@ -2,6 +2,8 @@
 // server (tests/unit/image/https_server.py) with a certificate made by openssl.
 #pragma once
 
+#include "../common/scratch_files.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -10,23 +12,11 @@
 
 namespace bowline::image::test {
 
-std::string source_path(const std::string& relative);  // inside the repository
+using test_support::read_file;
+using test_support::source_path;
+using test_support::TempDir;
+using test_support::write_file;
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string read_file(const std::string& path);
-void write_file(const std::string& path, const std::string& bytes);
 // Deterministic bytes that do not repeat in any short period.
 std::string test_bytes(std::size_t size, unsigned seed);
 // The names in a directory, sorted; empty when it does not exist.

@@ -42,35 +42,6 @@ std::string drain(int fd) {
 
 }  // namespace
 
-std::string source_path(const std::string& relative) {
-  return std::string(BOWLINE_SOURCE_DIR) + "/" + relative;
-}
-
-TempDir::TempDir() {
-  std::string pattern = std::filesystem::temp_directory_path().string() + "/bowline-kv-XXXXXX";
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
 Finished run(const std::vector<std::string>& argv) {
   int out_pipe[2], err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");

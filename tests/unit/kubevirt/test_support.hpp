@@ -2,6 +2,8 @@
 // openssl) with their output captured, and rendering a template file the way the CLI does.
 #pragma once
 
+#include "../common/scratch_files.hpp"
+
 #include <string>
 #include <vector>
 
@@ -10,23 +12,10 @@
 
 namespace bowline::kubevirt::test {
 
-std::string source_path(const std::string& relative);  // inside the repository
-
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string read_file(const std::string& path);
-void write_file(const std::string& path, const std::string& text);
+using test_support::read_file;
+using test_support::source_path;
+using test_support::TempDir;
+using test_support::write_file;
 
 struct Finished {
   int exit_code = -1;

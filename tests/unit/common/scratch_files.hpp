@@ -1,0 +1,28 @@
+// Files for tests that work on real ones: a temporary directory removed with everything in
+// it, whole-file reads and writes, and paths inside the repository. Linked into every unit
+// test binary (bowline_test_support).
+#pragma once
+
+#include <string>
+
+namespace bowline::test_support {
+
+std::string source_path(const std::string& relative);  // inside the repository
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
+}  // namespace bowline::test_support
