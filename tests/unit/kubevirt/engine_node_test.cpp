@@ -107,22 +107,7 @@ class EngineNode : public ::testing::Test {
     ASSERT_EQ(r.status, 200);
   }
 
-  std::vector<Json> requests() {
-    std::vector<Json> out;
-    std::string log;
-    try {
-      log = read_file(dir_.file("requests.log"));
-    } catch (const std::exception&) {
-      return out;
-    }
-    std::size_t start = 0;
-    while (start < log.size()) {
-      const auto end = log.find('\n', start);
-      out.push_back(Json::parse(log.substr(start, end - start)));
-      start = end + 1;
-    }
-    return out;
-  }
+  std::vector<Json> requests() { return logged_requests(dir_); }
   // Requests since the mark, without GETs (reads of state) unless asked.
   std::vector<Json> since(std::size_t mark, bool with_gets = false) {
     std::vector<Json> out;

@@ -22,20 +22,7 @@ void make_certificate(const TempDir& dir, const std::string& name, const std::st
 }
 
 std::vector<Json> requests(const TempDir& dir) {
-  std::vector<Json> out;
-  std::string log;
-  try {
-    log = read_file(dir.file("requests.log"));
-  } catch (const std::exception&) {
-    return out;
-  }
-  std::size_t start = 0;
-  while (start < log.size()) {
-    const auto end = log.find('\n', start);
-    out.push_back(Json::parse(log.substr(start, end - start)));
-    start = end + 1;
-  }
-  return out;
+  return logged_requests(dir);
 }
 
 class Https : public ::testing::Test {

@@ -42,6 +42,23 @@ std::string drain(int fd) {
 
 }  // namespace
 
+std::vector<nlohmann::ordered_json> logged_requests(const TempDir& dir) {
+  std::vector<nlohmann::ordered_json> out;
+  std::string log;
+  try {
+    log = read_file(dir.file("requests.log"));
+  } catch (const std::exception&) {
+    return out;
+  }
+  std::size_t start = 0;
+  while (start < log.size()) {
+    const auto end = log.find('\n', start);
+    out.push_back(nlohmann::ordered_json::parse(log.substr(start, end - start)));
+    start = end + 1;
+  }
+  return out;
+}
+
 Finished run(const std::vector<std::string>& argv) {
   int out_pipe[2], err_pipe[2];
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");

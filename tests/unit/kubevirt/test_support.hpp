@@ -4,6 +4,7 @@
 
 #include "../common/scratch_files.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ using test_support::read_file;
 using test_support::source_path;
 using test_support::TempDir;
 using test_support::write_file;
+
+// A fake server's request log (requests.log in `dir`): one JSON object per request, oldest
+// first; empty before the first request.
+std::vector<nlohmann::ordered_json> logged_requests(const TempDir& dir);
 
 struct Finished {
   int exit_code = -1;
