@@ -19,6 +19,13 @@ using store::SpaceState;
 
 namespace {
 
+// Whether the domain has a guest (running, paused or blocked): the space counts as running.
+bool has_a_guest(const libvirt::DomainInfo& info) {
+  return info.status.state == libvirt::DomainState::Running ||
+         info.status.state == libvirt::DomainState::Paused ||
+         info.status.state == libvirt::DomainState::Blocked;
+}
+
 // The network key under which a bridged template's addresses are leased: one address space
 // per bridge and subnet, shared by every template on it.
 std::string network_key(const spec::Network& n) {
@@ -738,10 +745,7 @@ void Engine::settle_interrupted(const store::Space& space) {
   try {
     if (is_remote(space)) return remote_settle_interrupted(space);
     const auto info = hypervisor_.lookup(space.domain_name);
-    const bool running = info && (info->status.state == libvirt::DomainState::Running ||
-                                  info->status.state == libvirt::DomainState::Paused ||
-                                  info->status.state == libvirt::DomainState::Blocked);
-    set_state(space.id, running ? SpaceState::Running : SpaceState::Stopped);
+    set_state(space.id, info && has_a_guest(*info) ? SpaceState::Running : SpaceState::Stopped);
   } catch (const std::exception& e) {
     events_.publish("reconcile.error", space.id, {{"error", e.what()}});
   }
@@ -780,9 +784,7 @@ void Engine::check_drift(const store::Space& space) {
                 "the domain " + space.domain_name + " vanished from libvirt");
     return;
   }
-  const bool running = info->status.state == libvirt::DomainState::Running ||
-                       info->status.state == libvirt::DomainState::Paused ||
-                       info->status.state == libvirt::DomainState::Blocked;
+  const bool running = has_a_guest(*info);
   if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
   if (!running && space.state == SpaceState::Running) set_state(space.id, SpaceState::Stopped);
 }
