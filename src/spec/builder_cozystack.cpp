@@ -187,7 +187,7 @@ void SpecBuilder::read_cloud_init(const YAML::Node& root) {
 
   const YAML::Node cloud_init = root["cloudInit"];
   bool cloud_init_unknown = false;
-  auto text = r_.scalar(cloud_init, "cloudInit", false, &cloud_init_unknown);
+  auto text = r_.scalar(cloud_init, "cloudInit", false, &cloud_init_unknown, Into::Document);
   // Without values, a templated cloudInit is still checked as YAML in its raw form.
   if (cloud_init_unknown) text = Scalar{cloud_init.Scalar(), true, cloud_init};
   if (text) {

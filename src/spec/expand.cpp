@@ -21,17 +21,35 @@ bool valid_var_name(std::string_view name) {
   return true;
 }
 
+// A YAML double-quoted scalar (also a valid JSON string): every control character escaped, so
+// the result is one line whatever the value holds.
 std::string quote(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
       out += "\\n";
-      continue;
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\u00";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "\"";
+}
+
+bool has_line_break(std::string_view s) {
+  return s.find_first_of("\n\r") != std::string_view::npos;
 }
 
 struct Token {
@@ -185,7 +203,7 @@ const std::vector<std::string_view>& known_variables() {
   return kKnown;
 }
 
-Expansion expand(std::string_view text, const Variables* values) {
+Expansion expand(std::string_view text, const Variables* values, Into into) {
   Expansion out;
   std::string result;
   bool unknown = false;
@@ -205,7 +223,11 @@ Expansion expand(std::string_view text, const Variables* values) {
     }
     ExpressionEvaluator evaluator(index, values, out);
     const auto value = evaluator.evaluate(text.substr(open + 3, close - open - 3), 3);
-    if (value) {
+    if (value && into == Into::Document && has_line_break(*value)) {
+      out.errors.push_back({index, 0,
+                            "this value holds a line break, which would add lines to the "
+                            "document: pipe it through quote (${{ ... | quote }})"});
+    } else if (value) {
       if (evaluator.unknown()) unknown = true;
       result.append(*value);
     }

@@ -28,10 +28,14 @@ struct Expansion {
   std::vector<ExpandError> errors;
 };
 
+// Where the expanded text goes. In a document (cloudInit: YAML or a script) a value that holds a
+// line break would add lines of its own, so it is refused unless `quote` made it one line.
+enum class Into { Value, Document };
+
 // With `values` null, checks every expression (syntax, known variables and functions) and
 // leaves the value unknown when the text is templated. With values, every variable used
 // must have one.
-Expansion expand(std::string_view text, const Variables* values);
+Expansion expand(std::string_view text, const Variables* values, Into into = Into::Value);
 
 // The variables a template may use (besides var.NAME).
 const std::vector<std::string_view>& known_variables();

@@ -77,7 +77,7 @@ bool Reader::sequence(const YAML::Node& node, const std::string& path) {
 }
 
 std::optional<Scalar> Reader::scalar(const YAML::Node& node, const std::string& path,
-                                     bool literal_only, bool* unknown) {
+                                     bool literal_only, bool* unknown, Into into) {
   if (absent(node)) return std::nullopt;
   if (!node.IsScalar()) {
     error(node, path, std::string("expected a single value, got ") + kind_of(node));
@@ -91,7 +91,7 @@ std::optional<Scalar> Reader::scalar(const YAML::Node& node, const std::string& 
     }
     return Scalar{raw, !is_plain_scalar(node), node};
   }
-  auto expansion = expand(raw, values_);
+  auto expansion = expand(raw, values_, into);
   for (const auto& e : expansion.errors) {
     const auto p = document_.expression_position(node, e.expression, e.offset);
     diagnostics_.error(p.line, p.column, path, e.message);

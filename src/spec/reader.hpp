@@ -46,7 +46,8 @@ class Reader {
   // A scalar's text after expansion. Empty when absent, not a scalar (reported), invalid
   // (reported) or depending on values not given (not an error: `unknown` is set).
   std::optional<Scalar> scalar(const YAML::Node& node, const std::string& path,
-                               bool literal_only = false, bool* unknown = nullptr);
+                               bool literal_only = false, bool* unknown = nullptr,
+                               Into into = Into::Value);
   std::optional<std::string> string(const YAML::Node& node, const std::string& path,
                                     bool* unknown = nullptr);
   std::optional<bool> boolean(const YAML::Node& node, const std::string& path);

@@ -358,15 +358,40 @@ TEST(CloudInit, TemplatedIsCheckedRawWithoutValuesAndExpandedWithValues) {
   ASSERT_TRUE(Valid(ok));
   EXPECT_EQ(ok.spec->cloud_init, "#cloud-config\nfqdn: dev.example.com\n");
   // A value that would change the cloud-config's structure is reported, not applied.
-  const auto bad = load(
-      text,
-      Variables{{"user.username", "a"}, {"space.name", "b"}, {"var.host", "x\nruncmd: [a: b"}});
+  const auto bad =
+      load(text, Variables{{"user.username", "a"}, {"space.name", "b"}, {"var.host", "x: [a: b"}});
   ASSERT_TRUE(ErrorCount(bad, 1));
   EXPECT_TRUE(HasError(bad, "cloudInit", 3, 12, "#cloud-config is not valid YAML"));
   const auto raw_bad = load(
       "image: debian-12\nnetwork: {mode: nat}\ncloudInit: |\n"
       "  #cloud-config\n  a: ${{ .space.name }}: [\n");
   EXPECT_TRUE(HasError(raw_bad, "cloudInit", 3, 12, "#cloud-config is not valid YAML"));
+}
+
+TEST(CloudInit, AValueWithALineBreakIsRefusedUnlessQuoted) {
+  // Valid YAML either way, so only the line break tells the injected runcmd from data.
+  const Variables values{
+      {"user.username", "a"}, {"space.name", "b"}, {"var.host", "x\nruncmd: [reboot]"}};
+  const auto bad = load(
+      "image: debian-12\nnetwork: {mode: nat}\ncloudInit: |\n"
+      "  #cloud-config\n  fqdn: ${{ .var.host }}\n",
+      values);
+  ASSERT_TRUE(ErrorCount(bad, 1));
+  EXPECT_TRUE(HasError(bad, "cloudInit", 5, 9, "this value holds a line break"));
+  EXPECT_TRUE(HasError(load("image: debian-12\nnetwork: {mode: nat}\n"
+                            "cloudInit: \"#!/bin/sh\\necho ${{ .var.x }}\"\n",
+                            Variables{{"var.x", "a\rreboot"}}),
+                       "cloudInit", 3, 29, "pipe it through quote"));
+  const auto quoted = load(
+      "image: debian-12\nnetwork: {mode: nat}\ncloudInit: |\n"
+      "  #cloud-config\n  fqdn: ${{ .var.host | quote }}\n",
+      values);
+  ASSERT_TRUE(Valid(quoted));
+  EXPECT_EQ(quoted.spec->cloud_init, "#cloud-config\nfqdn: \"x\\nruncmd: [reboot]\"\n");
+  // Elsewhere a line break is the field's own business (a hostname refuses it, an environment
+  // value keeps it).
+  EXPECT_TRUE(Valid(load(
+      "image: debian-12\nnetwork: {mode: nat}\nenvironment: ['A=${{ .var.host }}']\n", values)));
 }
 
 TEST(CloudInit, NotAString) {

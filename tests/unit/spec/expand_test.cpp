@@ -2,6 +2,7 @@
 // validation with and without values.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "spec/expand.hpp"
 #include "spec_test_support.hpp"
@@ -64,6 +65,14 @@ TEST(Expand, Functions) {
   EXPECT_EQ(value_of("${{ .user.username | toLower | quote }}", values),
             "\"alice \\\"a\\\" o'neil\"");
   EXPECT_EQ(value_of("${{ toUpper .var.x | quote }}", values), "\"A\\\\B\\nC\"");
+}
+
+TEST(Expand, QuoteMakesOneLineThatYamlReadsBack) {
+  const std::string value = "a\tb\x01" "c\rd\ne \"f\" \\ \x7f ü";
+  const Variables values{{"var.x", value}};
+  const auto quoted = value_of("${{ .var.x | quote }}", values);
+  EXPECT_EQ(quoted, "\"a\\tb\\u0001c\\rd\\ne \\\"f\\\" \\\\ \\u007f ü\"");
+  EXPECT_EQ(YAML::Load("k: " + quoted)["k"].as<std::string>(), value);
 }
 
 TEST(Expand, WithoutValuesTheValueIsUnknownButChecked) {
