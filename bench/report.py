@@ -12,6 +12,35 @@ VNC_RATIO_TARGET = 0.80  # the VNC bridge moves >= 80% of a direct connection's 
 CONSOLE_ADDED_P99_TARGET_MS = 2.0  # the console bridge adds < 2 ms at p99
 
 
+def report_anatomy(by, medians):
+    """The floor's own time split by libvirt's steps, and QEMU alone answering the queries of the
+    largest step: what no way of starting this domain on this host can go below."""
+    starts = [s for row in by.get("anatomy", []) for s in row["figures"].get("starts", [])]
+    if not starts:
+        for row in by.get("anatomy", []):
+            print("  where the floor's time goes: %s" % row["figures"].get("note", "not measured"))
+        return
+    total = statistics.median(s["total_ms"] for s in starts)
+    monitor = statistics.median(s["monitor_ms"] for s in starts)
+    check = statistics.median(s["cpu_check_ms"] for s in starts)
+    print("  where the floor's time goes (libvirtd's debug log, median of %d more raw starts):" % len(starts))
+    print("    libvirt's start %.0f ms: QEMU up and its monitor answering %.0f ms, libvirt reading the"
+          % (total, monitor))
+    print("    guest CPU back from QEMU %.0f ms (%.0f%%), the rest %.0f ms" % (check, 100 * check / total,
+                                                                          total - monitor - check))
+    for row in by.get("qom", []):
+        f = row["figures"]
+        if "qom_gets" in f:
+            print("    QEMU alone (no libvirt) answers that check's %d qom-get queries, one per CPU feature,"
+                  % f["qom_gets"])
+            print("    in %.0f ms (%.2f ms each): a cost of QEMU's that every way of starting the domain pays"
+                  % (f["ms"], f["ms"] / max(f["qom_gets"], 1)))
+    if medians.get("virt-install") and medians.get("bowline") and medians["bowline"] > check:
+        print("    virt-install / bowline with that shared check taken out of both: %.2fx (for comparison;"
+              % ((medians["virt-install"] - check) / (medians["bowline"] - check)))
+        print("    the target is the ratio above)")
+
+
 def main():
     rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     by = {}
@@ -50,6 +79,7 @@ def main():
                                                                       verdict(r >= VIRT_INSTALL_TARGET)))
     if medians.get("virsh") and medians.get("raw"):
         print("  virsh / raw            %.2fx" % (medians["virsh"] / medians["raw"]))
+    report_anatomy(by, medians)
 
     if "bowline" in by:
         print("== bowline, the same spaces (median) ==")

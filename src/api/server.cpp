@@ -82,7 +82,8 @@ void block_stop_signals() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
-int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& err) {
+int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& err,
+               bool out_is_terminal) {
   try {
     // The database holds service passwords: a directory we make is ours alone.
     if (fs::create_directories(settings.data_dir))
@@ -91,9 +92,15 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     store::Store store(settings.data_dir / "bowline.db", clock);
     const auto token_file = settings.data_dir / "admin.token";
     if (auto token = bootstrap_admin(store, token_file)) {
-      out << "First start: created the admin user \"admin\". Its API token, shown once:\n\n  "
-          << *token << "\n\n(also in " << token_file.string()
-          << ", readable only by this user; delete it once you have kept the token)\n";
+      if (out_is_terminal)
+        out << "First start: created the admin user \"admin\". Its API token, shown once:\n\n  "
+            << *token << "\n\n(also in " << token_file.string()
+            << ", readable only by this user; delete it once you have kept the token)\n";
+      else
+        out << "First start: created the admin user \"admin\". Its API token is in "
+            << token_file.string()
+            << " (readable only by this user; not printed here, since this output is not a "
+               "terminal and may be logged). Keep it, then delete the file.\n";
     }
     make_directory(settings.images_path, err);
     make_directory(settings.cloud_image_path, err);

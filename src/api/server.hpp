@@ -22,7 +22,10 @@ std::optional<std::string> bootstrap_admin(store::Store& store,
 void block_stop_signals();
 
 // Runs the server until SIGINT or SIGTERM (block_stop_signals() first). Returns the exit code;
-// `out` gets the admin token on first start and the listening address, `err` failures.
-int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& err);
+// `out` gets the listening address and, on first start, where the admin token is (the token
+// itself only when `out` is a terminal: a service's output ends up in logs that others read),
+// `err` failures.
+int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& err,
+               bool out_is_terminal = false);
 
 }  // namespace bowline::api

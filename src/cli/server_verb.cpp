@@ -1,4 +1,6 @@
 // bowline server: the HTTP API with the engine, until SIGINT or SIGTERM.
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -53,7 +55,7 @@ void add_server_verb(CLI::App& app, int& exit_code) {
       return;
     }
     api::block_stop_signals();
-    exit_code = api::run_server(settings, std::cout, std::cerr);
+    exit_code = api::run_server(settings, std::cout, std::cerr, ::isatty(STDOUT_FILENO) == 1);
   });
 }
 
