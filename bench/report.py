@@ -12,7 +12,7 @@ VNC_RATIO_TARGET = 0.80  # the VNC bridge moves >= 80% of a direct connection's 
 CONSOLE_ADDED_P99_TARGET_MS = 2.0  # the console bridge adds < 2 ms at p99
 
 
-def report_anatomy(by, medians):
+def report_anatomy(by):
     """The floor's own time split by libvirt's steps, and QEMU alone answering the queries of the
     largest step: what no way of starting this domain on this host can go below."""
     starts = [s for row in by.get("anatomy", []) for s in row["figures"].get("starts", [])]
@@ -35,10 +35,11 @@ def report_anatomy(by, medians):
                   % f["qom_gets"])
             print("    in %.0f ms (%.2f ms each): a cost of QEMU's that every way of starting the domain pays"
                   % (f["ms"], f["ms"] / max(f["qom_gets"], 1)))
-    if medians.get("virt-install") and medians.get("bowline") and medians["bowline"] > check:
-        print("    virt-install / bowline with that shared check taken out of both: %.2fx (for comparison;"
-              % ((medians["virt-install"] - check) / (medians["bowline"] - check)))
-        print("    the target is the ratio above)")
+    for row in by.get("virt_install_alone", []):
+        values = row["figures"].get("ms", [])
+        if values:
+            print("  virt-install's own time (the same command with --print-xml: no define, no start): %.0f ms [%s]"
+                  % (statistics.median(values), ", ".join("%.0f" % v for v in values)))
 
 
 def main():
@@ -79,7 +80,7 @@ def main():
                                                                       verdict(r >= VIRT_INSTALL_TARGET)))
     if medians.get("virsh") and medians.get("raw"):
         print("  virsh / raw            %.2fx" % (medians["virsh"] / medians["raw"]))
-    report_anatomy(by, medians)
+    report_anatomy(by)
 
     if "bowline" in by:
         print("== bowline, the same spaces (median) ==")
