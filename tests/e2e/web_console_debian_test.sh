@@ -66,30 +66,7 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=lib/spaces.sh
 . "$here/lib/spaces.sh"
 
-tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
-prefix=bwwcd$tag
-
-cleanup() {
-  spaces_remove_domains "$prefix"
-  net_cleanup
-  [ -n "$work" ] && rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-fail() {
-  log "FAIL: $*"
-  echo "0 passed, 1 failed"
-  exit 1
-}
-
-[ "$(id -u)" = 0 ] || fail "needs root (libvirt system connection, networks)"
-web_preflight "$root" || fail "$WEB_ERROR"
-$VIRSH -q list >/dev/null 2>&1 || "$root/scripts/prepare-host" >/dev/null
-
-mkdir -p /var/lib/libvirt/images "$shots"
-work=$(mktemp -d "/var/lib/libvirt/images/$prefix.XXXXXX") # readable by libvirt-qemu
-chmod 0755 "$work"
-mkdir -p "$work/images/cloud-images"
+web_begin bwwcd "$shots"
 t=$SECONDS
 "$root/scripts/build-debian-guest" "$work/images/cloud-images/debian-12.qcow2" >"$work/build.log" 2>&1 ||
   { cat "$work/build.log"; fail "scripts/build-debian-guest"; }

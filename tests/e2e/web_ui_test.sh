@@ -64,32 +64,7 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=lib/spaces.sh
 . "$here/lib/spaces.sh"
 
-tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
-prefix=bwwebf$tag
-
-cleanup() {
-  spaces_remove_domains "$prefix"
-  net_cleanup
-  [ -n "$work" ] && rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-fail() {
-  log "FAIL: $*"
-  [ -n "$work" ] && [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
-  echo "0 passed, 1 failed"
-  exit 1
-}
-
-
-[ "$(id -u)" = 0 ] || fail "needs root (libvirt system connection, bridges)"
-web_preflight "$root" || fail "$WEB_ERROR"
-$VIRSH -q list >/dev/null 2>&1 || "$root/scripts/prepare-host" >/dev/null
-
-mkdir -p /var/lib/libvirt/images
-work=$(mktemp -d "/var/lib/libvirt/images/$prefix.XXXXXX") # readable by libvirt-qemu
-chmod 0755 "$work"
-mkdir -p "$work/images/cloud-images" "$shots"
+web_begin bwwebf "$shots"
 "$root/scripts/build-test-guest" "$work/images/cloud-images/tiny.qcow2" >"$work/guest.log" 2>&1 ||
   { cat "$work/guest.log"; fail "scripts/build-test-guest"; }
 

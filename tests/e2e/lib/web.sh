@@ -20,9 +20,16 @@
 #                                   (not in $(...): the server must be this shell's child)
 #   web_server_stop                 TERM to the server, waits for it
 #   web_node SCRIPT.mjs             node on the test script, from the repository's web/
+#   web_begin STEM SHOTS            the common start of a browser test (the outer part): $tag
+#                                   and $prefix (STEM + tag: domain and network names), fail,
+#                                   a clean-up on exit (domains, networks, work dir), the
+#                                   preflight, SHOTS made, and $work under libvirt's images
+#                                   (readable by libvirt-qemu) with images/cloud-images in it.
+#                                   Needs lib/net.sh and lib/spaces.sh sourced too.
 
 WEB_SERVER_PID=""
 WEB_ERROR=""
+_web_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
 web_preflight() {
   local root=$1
@@ -70,4 +77,32 @@ web_node() {
   local root
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
   node "$root/web/tests/$1"
+}
+
+web_begin() {
+  tag=$(printf '%04x%02x' $((RANDOM)) $(($$ % 256)))
+  prefix=$1$tag
+  work=""
+  # Defined here, not when this file is sourced: the inner part has its own.
+  fail() {
+    log "FAIL: $*"
+    [ -n "$work" ] && [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
+    echo "0 passed, 1 failed"
+    exit 1
+  }
+  trap _web_cleanup EXIT
+  trap 'exit 130' INT TERM
+  [ "$(id -u)" = 0 ] || fail "needs root (libvirt's system connection, bridges, networks)"
+  web_preflight "$_web_root" || fail "$WEB_ERROR"
+  $VIRSH -q list >/dev/null 2>&1 || "$_web_root/scripts/prepare-host" >/dev/null
+  mkdir -p /var/lib/libvirt/images "$2"
+  work=$(mktemp -d "/var/lib/libvirt/images/$prefix.XXXXXX")
+  chmod 0755 "$work"
+  mkdir -p "$work/images/cloud-images"
+}
+
+_web_cleanup() {
+  spaces_remove_domains "$prefix"
+  net_cleanup
+  [ -n "$work" ] && rm -rf "$work"
 }
