@@ -95,11 +95,7 @@ grep -E 'up to date|in [0-9]+ s' "$work/build.log" | sed 's/^/  /'
 log "image ready in $(since "$t") s"
 
 # --- an isolated libvirt network (DHCP only) on a free /28 -------------------------------------
-subnet=""
-for n in $(seq 0 16 240); do
-  if net_preflight "198.51.100.$n/28" 2>/dev/null; then subnet=198.51.100.$n; break; fi
-done
-[ -n "$subnet" ] || abort "no free /28 in 198.51.100.0/24"
+subnet=$(net_free_subnet 28) || abort "no free /28 in 198.51.100.0/24"
 base=${subnet##*.}
 net3=${subnet%.*}
 network=$prefix

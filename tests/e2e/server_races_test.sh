@@ -33,7 +33,7 @@ WAIT=${WAIT:-300} # longest a boot may take: TCG on 2 busy cores
 REQUESTS=200
 spaces_begin server_races_test
 
-sub=$(spaces_pick_subnet 28) || abort "no free /28 in 198.51.100.0/24"
+sub=$(net_free_subnet 28) || abort "no free /28 in 198.51.100.0/24"
 pre=${sub%.*}
 base=${sub##*.}
 bridge=bwe2eb$tag

@@ -37,13 +37,13 @@ spaces_begin server_spaces_test
 images=$work/images
 spaces_prepare_images "$images" || abort "building the test guest into $images/cloud-images"
 
-bsub=$(spaces_pick_subnet 27) || abort "no free /27 in 198.51.100.0/24"
+bsub=$(net_free_subnet 27) || abort "no free /27 in 198.51.100.0/24"
 bpre=${bsub%.*}
 bbase=${bsub##*.}
 bridge=bwe2eb$tag
 gw=$bpre.$((bbase + 1))
 net_bridge_create "$bridge" "$gw/27" || abort "bridge $bridge"
-nsub=$(spaces_pick_subnet 27) || abort "no second free /27 in 198.51.100.0/24"
+nsub=$(net_free_subnet 27) || abort "no second free /27 in 198.51.100.0/24"
 npre=${nsub%.*}
 nbase=${nsub##*.}
 natbr=bwe2en$tag

@@ -45,12 +45,6 @@ inner() {
   BASE_URL=$BOWLINE_SERVER SCREENSHOT_DIR=$shots SPACE_ID=$space_id USERNAME=$user PASSWORD=$password \
     SERVICE_PASSWORD=$service_password GUEST_HOSTNAME=$hostname web_node console_login.mjs
 }
-ifail() {
-  log "FAIL: $*"
-  [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
-  echo "0 passed, 1 failed"
-  exit 1
-}
 if [ "${1:-}" = --inner ]; then
   shift
   inner "$@"
@@ -73,11 +67,7 @@ t=$SECONDS
 log "Debian image ready in $((SECONDS - t)) s"
 
 # An isolated libvirt network (DHCP only) on a free /28 of 198.51.100.0/24.
-subnet=""
-for n in $(seq 0 16 240); do
-  if net_preflight "198.51.100.$n/28" 2>/dev/null; then subnet=198.51.100.$n; break; fi
-done
-[ -n "$subnet" ] || fail "no free /28 in 198.51.100.0/24"
+subnet=$(net_free_subnet 28) || fail "no free /28 in 198.51.100.0/24"
 base=${subnet##*.}
 net3=${subnet%.*}
 network=$prefix

@@ -42,12 +42,6 @@ inner() {
   status=$?
   return $status
 }
-ifail() {
-  log "FAIL: $*"
-  [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
-  echo "0 passed, 1 failed"
-  exit 1
-}
 if [ "${1:-}" = --inner ]; then
   shift
   inner "$@"
@@ -69,11 +63,7 @@ web_begin bwwebf "$shots"
   { cat "$work/guest.log"; fail "scripts/build-test-guest"; }
 
 # A free /28 of 198.51.100.0/24 (other tests may hold some).
-subnet=""
-for n in $(seq 0 16 240); do
-  if net_preflight "198.51.100.$n/28" 2>/dev/null; then subnet=198.51.100.$n; break; fi
-done
-[ -n "$subnet" ] || fail "no free /28 in 198.51.100.0/24"
+subnet=$(net_free_subnet 28) || fail "no free /28 in 198.51.100.0/24"
 net_prefix=${subnet%.*}
 base=${subnet##*.}
 bridge=bwf-$tag

@@ -11,6 +11,8 @@
 #   net_preflight CIDR                      refuse (status 1, message on stderr) unless CIDR lies in
 #                                           198.51.100.0/24, nothing on the host routes to any part of
 #                                           it and no package mirror resolves into it
+#   net_free_subnet LEN                     a /LEN of 198.51.100.0/24 that passes net_preflight (other
+#                                           tests may hold some): prints its network address
 #   net_bridge_create BRIDGE HOST_CIDR      Linux bridge with the host address HOST_CIDR
 #                                           (e.g. bwt0 198.51.100.1/26), DROP rules, IPv6 off
 #   net_bridge_remove BRIDGE
@@ -30,6 +32,18 @@ VIRSH=${VIRSH:-virsh -c qemu:///system}
 _NET_UNDO=()
 
 _net_log() { echo "net.sh: $*" >&2; }
+
+net_free_subnet() {
+  local len=$1 step n
+  step=$((1 << (32 - len)))
+  for ((n = 0; n < 256; n += step)); do
+    if net_preflight "198.51.100.$n/$len" 2>/dev/null; then
+      echo "198.51.100.$n"
+      return 0
+    fi
+  done
+  return 1
+}
 
 # dotted quad -> integer
 _net_ip2int() {

@@ -4,7 +4,6 @@
 #   spaces_preflight                 root, the tools, a reachable libvirtd (status 1 otherwise)
 #   spaces_prepare_images IMAGES     builds the tiny test guest into IMAGES/cloud-images as
 #                                    $SPACES_IMAGE.qcow2 (templates say "image: $SPACES_IMAGE")
-#   spaces_pick_subnet LEN           a free /LEN of 198.51.100.0/24: prints its network address
 #   spaces_re TEXT                   TEXT with its dots escaped for a regex
 #   space_info_ip SPACE SECS         the "ip:" row of `bowline space info SPACE` (the table the
 #                                    user reads), once it is not "-", waiting up to SECS
@@ -35,18 +34,6 @@ spaces_preflight() {
 spaces_prepare_images() {
   mkdir -p "$1/cloud-images" && chmod 0755 "$1" "$1/cloud-images" &&
     "$_spaces_root/scripts/build-test-guest" "$1/cloud-images/$SPACES_IMAGE.qcow2" >/dev/null
-}
-
-spaces_pick_subnet() {
-  local len=$1 step n
-  step=$((1 << (32 - len)))
-  for ((n = 0; n < 256; n += step)); do
-    if net_preflight "198.51.100.$n/$len" 2>/dev/null; then
-      echo "198.51.100.$n"
-      return 0
-    fi
-  done
-  return 1
 }
 
 spaces_re() {

@@ -20,6 +20,8 @@
 #                                   (not in $(...): the server must be this shell's child)
 #   web_server_stop                 TERM to the server, waits for it
 #   web_node SCRIPT.mjs             node on the test script, from the repository's web/
+#   ifail MESSAGE                   the inner part's failure: the server log's tail, "0 passed,
+#                                   1 failed", exit 1
 #   web_begin STEM SHOTS            the common start of a browser test (the outer part): $tag
 #                                   and $prefix (STEM + tag: domain and network names), fail,
 #                                   a clean-up on exit (domains, networks, work dir), the
@@ -30,6 +32,13 @@
 WEB_SERVER_PID=""
 WEB_ERROR=""
 _web_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+
+ifail() {
+  log "FAIL: $*"
+  [ -f "$work/server.log" ] && tail -n 30 "$work/server.log" | sed 's/^/  server: /'
+  echo "0 passed, 1 failed"
+  exit 1
+}
 
 web_preflight() {
   local root=$1
