@@ -21,13 +21,20 @@ bool valid_var_name(std::string_view name) {
   return true;
 }
 
-// A YAML double-quoted scalar (also a valid JSON string): every control character escaped, so
-// the result is one line whatever the value holds.
+// A YAML double-quoted scalar (also a valid JSON string) on one line whatever the value holds:
+// C0 and C1 controls, DEL and the Unicode line and paragraph separators escaped (YAML 1.1 readers
+// such as cloud-init's PyYAML take U+0085, U+2028 and U+2029 as line breaks).
 std::string quote(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
+  auto escape = [&](std::string& out, unsigned code) {
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(code >> shift) & 15];
+  };
   std::string out = "\"";
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     const auto u = static_cast<unsigned char>(c);
+    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0u;
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
@@ -38,9 +45,14 @@ std::string quote(std::string_view s) {
     } else if (c == '\t') {
       out += "\\t";
     } else if (u < 0x20 || u == 0x7f) {
-      out += "\\u00";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
+      escape(out, u);
+    } else if (u == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080..U+009F
+      escape(out, next);
+      ++i;
+    } else if (u == 0xe2 && next == 0x80 && i + 2 < s.size() &&
+               (s[i + 2] == '\xa8' || s[i + 2] == '\xa9')) {  // U+2028, U+2029
+      escape(out, 0x2000u | (static_cast<unsigned char>(s[i + 2]) - 0x80u));
+      i += 2;
     } else {
       out += c;
     }
@@ -48,8 +60,18 @@ std::string quote(std::string_view s) {
   return out + "\"";
 }
 
-bool has_line_break(std::string_view s) {
-  return s.find_first_of("\n\r") != std::string_view::npos;
+// What would start a new line, or make the document unreadable, once pasted into a YAML or script
+// document: C0 controls but tab, DEL, C1 controls (U+0085 among them), U+2028 and U+2029.
+bool breaks_a_document(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0u;
+    if ((u < 0x20 && u != '\t') || u == 0x7f) return true;
+    if (u == 0xc2 && next >= 0x80 && next <= 0x9f) return true;
+    if (u == 0xe2 && next == 0x80 && i + 2 < s.size() && (s[i + 2] == '\xa8' || s[i + 2] == '\xa9'))
+      return true;
+  }
+  return false;
 }
 
 struct Token {
@@ -82,7 +104,7 @@ class ExpressionEvaluator {
       }
     }
     std::optional<std::string> value;
-    bool known = true;
+    bool known = true, quoted = false;
     for (std::size_t k = 0; k < commands.size(); ++k) {
       auto& tokens = commands[k];
       if (tokens.empty())
@@ -118,6 +140,12 @@ class ExpressionEvaluator {
                                        (hint.empty() ? " (known: toLower, toUpper, quote)"
                                                      : " (did you mean " + hint + "?)"));
         }
+        // toUpper would turn quote's \n into \N (a different escape): quote goes last.
+        if (quoted)
+          return error(it->offset, std::string(it->text) +
+                                       " after quote would change its escapes: "
+                                       "quote must be the last step");
+        quoted = it->text == "quote";
         if (known) value = apply(it->text, *value);
       }
     }
@@ -223,10 +251,10 @@ Expansion expand(std::string_view text, const Variables* values, Into into) {
     }
     ExpressionEvaluator evaluator(index, values, out);
     const auto value = evaluator.evaluate(text.substr(open + 3, close - open - 3), 3);
-    if (value && into == Into::Document && has_line_break(*value)) {
+    if (value && into == Into::Document && breaks_a_document(*value)) {
       out.errors.push_back({index, 0,
-                            "this value holds a line break, which would add lines to the "
-                            "document: pipe it through quote (${{ ... | quote }})"});
+                            "this value holds a line break or control character, which would "
+                            "change the document: pipe it through quote (${{ ... | quote }})"});
     } else if (value) {
       if (evaluator.unknown()) unknown = true;
       result.append(*value);

@@ -382,6 +382,16 @@ TEST(CloudInit, AValueWithALineBreakIsRefusedUnlessQuoted) {
                             "cloudInit: \"#!/bin/sh\\necho ${{ .var.x }}\"\n",
                             Variables{{"var.x", "a\rreboot"}}),
                        "cloudInit", 3, 29, "pipe it through quote"));
+  // The separators YAML 1.1 (cloud-init's PyYAML) breaks lines at, and other control characters.
+  for (const char* v :
+       {"x\u2028runcmd: [reboot]", "x\u0085runcmd: [reboot]", "x\u2029y", "x\x01y"}) {
+    SCOPED_TRACE(v);
+    EXPECT_TRUE(
+        HasError(load("image: debian-12\nnetwork: {mode: nat}\ncloudInit: |\n"
+                      "  #cloud-config\n  fqdn: ${{ .var.host }}\n",
+                      Variables{{"user.username", "a"}, {"space.name", "b"}, {"var.host", v}}),
+                 "cloudInit", 5, 9, "line break or control character"));
+  }
   const auto quoted = load(
       "image: debian-12\nnetwork: {mode: nat}\ncloudInit: |\n"
       "  #cloud-config\n  fqdn: ${{ .var.host | quote }}\n",

@@ -68,11 +68,30 @@ TEST(Expand, Functions) {
 }
 
 TEST(Expand, QuoteMakesOneLineThatYamlReadsBack) {
-  const std::string value = "a\tb\x01" "c\rd\ne \"f\" \\ \x7f ü";
+  const std::string value =
+      "a\tb\x01"
+      "c\rd\ne \"f\" \\ \x7f ü";
   const Variables values{{"var.x", value}};
   const auto quoted = value_of("${{ .var.x | quote }}", values);
   EXPECT_EQ(quoted, "\"a\\tb\\u0001c\\rd\\ne \\\"f\\\" \\\\ \\u007f ü\"");
   EXPECT_EQ(YAML::Load("k: " + quoted)["k"].as<std::string>(), value);
+
+  // What YAML 1.1 readers (cloud-init's PyYAML) take as line breaks, and the other C1 controls.
+  const std::string unicode = "a\u0085b\u2028c\u2029d\u0090e\u00a0f\u2027g";
+  const auto escaped = value_of("${{ .var.x | quote }}", {{"var.x", unicode}});
+  EXPECT_EQ(escaped, "\"a\\u0085b\\u2028c\\u2029d\\u0090e\u00a0f\u2027g\"");
+  EXPECT_EQ(YAML::Load("k: " + escaped)["k"].as<std::string>(), unicode);
+}
+
+TEST(Expand, QuoteComesLast) {
+  const Variables values{{"var.x", "a\nb"}};
+  const auto e = with("${{ .var.x | quote | toUpper }}", values);
+  ASSERT_EQ(e.errors.size(), 1u);
+  EXPECT_EQ(e.errors[0].offset, 21u);  // toUpper, from the `$`
+  EXPECT_EQ(e.errors[0].message,
+            "toUpper after quote would change its escapes: quote must be the last step");
+  EXPECT_EQ(with("${{ quote .var.x | toLower }}", values).errors.size(), 1u);
+  EXPECT_EQ(value_of("${{ .var.x | toUpper | quote }}", values), "\"A\\nB\"");
 }
 
 TEST(Expand, WithoutValuesTheValueIsUnknownButChecked) {
