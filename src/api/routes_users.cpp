@@ -6,6 +6,7 @@
 #include "api/auth.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
+#include "util/control_chars.hpp"
 
 namespace bowline::api {
 
@@ -24,8 +25,10 @@ void check_username(const std::string& name) {
 }
 
 void check_email(const std::string& email) {
-  if (!email.empty() && (email.find('@') == std::string::npos ||
-                         email.find_first_of(" \t\r\n<>") != std::string::npos))
+  // Templates paste the address into cloud-init documents: no spaces, controls or line breaks.
+  if (!email.empty() &&
+      (email.find('@') == std::string::npos || email.find_first_of(" <>") != std::string::npos ||
+       util::has_control_characters(email)))
     throw HttpError(422, "email \"" + email + "\" is not an e-mail address");
 }
 

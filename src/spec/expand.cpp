@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "spec/validators.hpp"
+#include "util/control_chars.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::spec {
@@ -58,20 +59,6 @@ std::string quote(std::string_view s) {
     }
   }
   return out + "\"";
-}
-
-// What would start a new line, or make the document unreadable, once pasted into a YAML or script
-// document: C0 controls but tab, DEL, C1 controls (U+0085 among them), U+2028 and U+2029.
-bool breaks_a_document(std::string_view s) {
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto u = static_cast<unsigned char>(s[i]);
-    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0u;
-    if ((u < 0x20 && u != '\t') || u == 0x7f) return true;
-    if (u == 0xc2 && next >= 0x80 && next <= 0x9f) return true;
-    if (u == 0xe2 && next == 0x80 && i + 2 < s.size() && (s[i + 2] == '\xa8' || s[i + 2] == '\xa9'))
-      return true;
-  }
-  return false;
 }
 
 struct Token {
@@ -251,7 +238,7 @@ Expansion expand(std::string_view text, const Variables* values, Into into) {
     }
     ExpressionEvaluator evaluator(index, values, out);
     const auto value = evaluator.evaluate(text.substr(open + 3, close - open - 3), 3);
-    if (value && into == Into::Document && breaks_a_document(*value)) {
+    if (value && into == Into::Document && util::has_control_characters(*value, true)) {
       out.errors.push_back({index, 0,
                             "this value holds a line break or control character, which would "
                             "change the document: pipe it through quote (${{ ... | quote }})"});

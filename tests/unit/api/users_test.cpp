@@ -59,6 +59,15 @@ TEST_F(UsersTest, InvalidValuesAre422AndMalformedBodies400) {
   EXPECT_EQ(client_.post("/api/v1/users", admin, {{"username", "Bad Name"}}).status, 422);
   EXPECT_EQ(client_.post("/api/v1/users", admin, {{"username", "ok"}, {"email", "nope"}}).status,
             422);
+  // Templates paste the address into cloud-init: no line breaks of any kind, no controls.
+  for (const char* email : {"a@b\u2028runcmd: [reboot]", "a@b\u0085x", "a@b\nx", "a@b\x01", "a @b"})
+    EXPECT_EQ(client_.post("/api/v1/users", admin, {{"username", "ok"}, {"email", email}}).status,
+              422)
+        << email;
+  EXPECT_EQ(
+      client_.post("/api/v1/users", admin, {{"username", "okay"}, {"email", "zoë@exämple.org"}})
+          .status,
+      201);
   EXPECT_EQ(
       client_.post("/api/v1/users", admin, {{"username", "ok"}, {"password", "short"}}).status,
       422);

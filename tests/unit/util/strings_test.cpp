@@ -1,5 +1,7 @@
 #include "util/strings.hpp"
 
+#include "util/control_chars.hpp"
+
 #include <gtest/gtest.h>
 
 namespace bowline::util {
@@ -19,6 +21,21 @@ TEST(Nearest, SuggestsOnlyPlausibleTypos) {
 TEST(Split, KeepsEmptyParts) {
   EXPECT_EQ(split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
   EXPECT_EQ(split("", ','), (std::vector<std::string>{""}));
+}
+
+TEST(ControlCharacters, EveryLineBreakAndControlButPlainTextAndTabWhenAllowed) {
+  for (const char* bad :
+       {"a\nb", "a\rb", "\x01", "a\x7f", "a\u0085b", "a\u0090", "a\u2028b", "a\u2029"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_TRUE(has_control_characters(bad));
+    EXPECT_TRUE(has_control_characters(bad, true));
+  }
+  EXPECT_TRUE(has_control_characters("a\tb"));
+  EXPECT_FALSE(has_control_characters("a\tb", true));
+  // Neighbours of the separators and other non-ASCII text are plain.
+  for (const char* good :
+       {"", "plain text", "zo\u00eb \u00a0 \u2027 \u202a \u20ac", "\xc2", "\xe2\x80"})
+    EXPECT_FALSE(has_control_characters(good)) << good;
 }
 
 }  // namespace bowline::util
