@@ -34,12 +34,18 @@ MARKS = {
 
 
 def stamp(line):
-    return datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
+    """The line's time, or None for a line without libvirt's timestamp (a continuation)."""
+    try:
+        return datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f")
+    except ValueError:
+        return None
 
 
 def phases(path):
     starts, current = [], None
     for line in open(path, errors="replace"):
+        if stamp(line) is None:
+            continue
         if "Transitioned guest" in line and "into running state" in line and current:
             current["running"] = stamp(line)
             starts.append(current)
@@ -53,7 +59,7 @@ def phases(path):
                     current[mark] = stamp(line)
     out = []
     for s in starts:
-        if not all(k in s for k in ("start", "monitor_begin", "monitor_end", "cpu_begin", "cpu_end")):
+        if not all(k in s for k in ("start", "monitor_begin", "monitor_end", "cpu_begin", "cpu_end", "running")):
             continue
 
         def ms(a, b):
@@ -99,11 +105,15 @@ def qom_gets():
                 command("qom-get", path=vcpu, property=name)
             elapsed = (time.monotonic() - t0) * 1000
             command("quit")
+        except BaseException:
+            qemu.kill()
+            raise
         finally:
             try:
                 qemu.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 qemu.kill()
+                qemu.wait()
     print(json.dumps({"qom_gets": len(names), "ms": elapsed}))
 
 
