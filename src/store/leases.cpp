@@ -18,6 +18,25 @@ IpLease read_lease(const Statement& row) {
   return lease;
 }
 
+// The leases WHERE `condition` (with its ? bound to `args`), as one or as a list.
+template <typename... Args>
+std::optional<IpLease> one_lease(Db& db, const char* condition, const Args&... args) {
+  auto select =
+      db.cached(std::string("SELECT ") + kLeaseColumns + " FROM ip_leases WHERE " + condition);
+  if (!select->bind_all(args...).step()) return std::nullopt;
+  return read_lease(*select);
+}
+
+template <typename... Args>
+std::vector<IpLease> leases_where(Db& db, const char* condition, const Args&... args) {
+  auto select =
+      db.cached(std::string("SELECT ") + kLeaseColumns + " FROM ip_leases WHERE " + condition);
+  select->bind_all(args...);
+  std::vector<IpLease> out;
+  while (select->step()) out.push_back(read_lease(*select));
+  return out;
+}
+
 std::string describe_holder(Db& db, const IpLease& lease) {
   auto select = db.cached("SELECT name FROM spaces WHERE id = ?");
   if (!select->bind(1, lease.space_id).step()) return "space " + lease.space_id;
@@ -106,38 +125,22 @@ int LeaseRepository::release_ips(std::string_view space_id) {
 std::optional<IpLease> LeaseRepository::lease_of(std::string_view space_id,
                                                  std::string_view network_key) {
   auto guard = db_.lock();
-  auto select = db_.cached(std::string("SELECT ") + kLeaseColumns +
-                           " FROM ip_leases WHERE space_id = ? AND network_key = ?");
-  if (!select->bind_all(space_id, network_key).step()) return std::nullopt;
-  return read_lease(*select);
+  return one_lease(db_, "space_id = ? AND network_key = ?", space_id, network_key);
 }
 
 std::vector<IpLease> LeaseRepository::leases_of(std::string_view space_id) {
   auto guard = db_.lock();
-  auto select = db_.cached(std::string("SELECT ") + kLeaseColumns +
-                           " FROM ip_leases WHERE space_id = ? ORDER BY network_key");
-  select->bind(1, space_id);
-  std::vector<IpLease> out;
-  while (select->step()) out.push_back(read_lease(*select));
-  return out;
+  return leases_where(db_, "space_id = ? ORDER BY network_key", space_id);
 }
 
 std::optional<IpLease> LeaseRepository::holder(std::string_view network_key, std::uint32_t ip) {
   auto guard = db_.lock();
-  auto select = db_.cached(std::string("SELECT ") + kLeaseColumns +
-                           " FROM ip_leases WHERE network_key = ? AND ip = ?");
-  if (!select->bind_all(network_key, ip).step()) return std::nullopt;
-  return read_lease(*select);
+  return one_lease(db_, "network_key = ? AND ip = ?", network_key, ip);
 }
 
 std::vector<IpLease> LeaseRepository::list(std::string_view network_key) {
   auto guard = db_.lock();
-  auto select = db_.cached(std::string("SELECT ") + kLeaseColumns +
-                           " FROM ip_leases WHERE network_key = ? ORDER BY ip");
-  select->bind(1, network_key);
-  std::vector<IpLease> out;
-  while (select->step()) out.push_back(read_lease(*select));
-  return out;
+  return leases_where(db_, "network_key = ? ORDER BY ip", network_key);
 }
 
 }  // namespace bowline::store
