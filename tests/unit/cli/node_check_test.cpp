@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "../common/scratch_files.hpp"
 #include "cli/client_format.hpp"
 #include "engine/node_check.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
@@ -117,19 +118,7 @@ class FakeRunner final : public util::ProcessRunner {
 };
 
 // A temp directory removed at the end; `root` is 0755.
-struct TempDir {
-  fs::path root;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bowline-node-check-XXXXXX").string();
-    root = ::mkdtemp(pattern.data());
-    fs::permissions(root, fs::perms(0755));
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(root, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(root, ec);
-  }
-};
+using test_support::TempDir;
 
 const Check* find(const NodeReport& report, const std::string& name) {
   for (const auto& c : report.checks)
@@ -140,7 +129,8 @@ const Check* find(const NodeReport& report, const std::string& name) {
 class NodeCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    images = temp.root / "images";
+    fs::permissions(temp.path(), fs::perms(0755));  // the QEMU user must traverse it
+    images = temp.path() / "images";
     fs::create_directories(images);
     fs::permissions(images, fs::perms(0755));
     options.node_name = "test-node";
@@ -200,7 +190,7 @@ TEST_F(NodeCheckTest, KvmDeviceOnlyForDomainTypeKvm) {
   EXPECT_EQ(find(report, "kvm")->status, CheckStatus::Ok) << find(report, "kvm")->detail;
   EXPECT_TRUE(report.ready());
 
-  options.kvm_device = (temp.root / "no-kvm").string();
+  options.kvm_device = (temp.path() / "no-kvm").string();
   report = run();
   EXPECT_EQ(find(report, "kvm")->status, CheckStatus::Missing);
   EXPECT_THAT(find(report, "kvm")->detail, HasSubstr("does not exist"));
@@ -208,7 +198,7 @@ TEST_F(NodeCheckTest, KvmDeviceOnlyForDomainTypeKvm) {
   EXPECT_FALSE(report.ready());
   EXPECT_THAT(report.runtimes, IsEmpty());
 
-  const auto plain = temp.root / "plain-file";
+  const auto plain = temp.path() / "plain-file";
   std::ofstream(plain) << "x";
   options.kvm_device = plain.string();
   EXPECT_THAT(find(run(), "kvm")->detail, HasSubstr("not a character device"));
@@ -296,7 +286,7 @@ TEST_F(NodeCheckTest, DevicesMustExistAndBePassthroughCapable) {
 
 TEST_F(NodeCheckTest, ThePermissionTrapAPrivateParentQemuCannotEnter) {
   // knot's "Permission denied": the images under a 0700 home directory.
-  const auto home = temp.root / "home-alice";
+  const auto home = temp.path() / "home-alice";
   const auto deep = home / "vms" / "images";
   fs::create_directories(deep);
   fs::permissions(home, fs::perms(0700));
@@ -319,7 +309,7 @@ TEST_F(NodeCheckTest, ThePermissionTrapAPrivateParentQemuCannotEnter) {
 }
 
 TEST_F(NodeCheckTest, TheSetfaclFixIsHonoured) {
-  const auto home = temp.root / "home-bob";
+  const auto home = temp.path() / "home-bob";
   const auto deep = home / "images";
   fs::create_directories(deep);
   fs::permissions(home, fs::perms(0700));
@@ -353,7 +343,7 @@ TEST_F(NodeCheckTest, TheSetfaclFixIsHonoured) {
 }
 
 TEST_F(NodeCheckTest, ImagesPathNotYetMadeWarns) {
-  options.images_path = (temp.root / "later" / "images").string();
+  options.images_path = (temp.path() / "later" / "images").string();
   const auto report = run();
   EXPECT_EQ(find(report, "images-path")->status, CheckStatus::Warn);
   EXPECT_THAT(find(report, "images-path")->detail, HasSubstr("does not exist yet"));
@@ -378,7 +368,8 @@ TEST(NodeRequirements, FromTemplates) {
 
 TEST(MayAccess, ModeBitsForOwnerGroupAndOther) {
   TempDir temp;
-  const auto dir = temp.root / "d";
+  fs::permissions(temp.path(), fs::perms(0755));
+  const auto dir = temp.path() / "d";
   fs::create_directory(dir);
   struct stat st {};
   ASSERT_EQ(::stat(dir.c_str(), &st), 0);
@@ -395,7 +386,7 @@ TEST(MayAccess, ModeBitsForOwnerGroupAndOther) {
   fs::permissions(dir, fs::perms(0701));
   EXPECT_EQ(may_access(dir.string(), stranger, 1), true);
   EXPECT_EQ(may_access(dir.string(), member, 1), false) << "the group's bits decide for members";
-  EXPECT_EQ(may_access((temp.root / "nope").string(), stranger, 1), std::nullopt);
+  EXPECT_EQ(may_access((temp.path() / "nope").string(), stranger, 1), std::nullopt);
 }
 
 TEST(NodeReportJson, ShapeAndText) {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../common/scratch_files.hpp"
 #include "plan/plan.hpp"
 #include "spec/loader.hpp"
 
@@ -26,24 +27,7 @@ namespace bowline::guest::test {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bowline-ci-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 inline void write_file(const fs::path& path, std::string_view content) {
   std::ofstream out(path, std::ios::binary);

@@ -1,6 +1,7 @@
 // Tests for the ISO 9660 writer, using real readers as oracles: isoinfo (genisoimage) reads
 // both the primary and the Joliet tree, xorriso (libisofs) extracts the image to a directory.
 #include "guest/iso9660_writer.hpp"
+#include "../common/scratch_files.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,32 +34,7 @@ using ::testing::UnorderedElementsAreArray;
 
 // --- Helpers -------------------------------------------------------------------------------
 
-// A fresh directory under the system temp dir, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bowline-iso-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    // xorriso restores the image's read-only modes; make directories writable to delete them.
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-    for (auto it = fs::recursive_directory_iterator(path_, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_directory(ec))
-        fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using test_support::TempDir;
 
 struct Output {
   int status = -1;

@@ -9,29 +9,13 @@
 #include <memory>
 #include <string>
 
+#include "../common/scratch_files.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
 
 namespace bowline::store::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    auto pattern = (std::filesystem::temp_directory_path() / "bowline-store-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using test_support::TempDir;
 
 class StoreTest : public ::testing::Test {
  protected:
