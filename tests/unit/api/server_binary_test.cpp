@@ -125,7 +125,8 @@ TEST(ServerBinaryTest, StartsServesAndStopsOnSigterm) {
     ASSERT_EQ(token.size(), 64u);
     // Not a terminal: the first start says where the token is and keeps it out of the output.
     EXPECT_EQ(server.output().find(token), std::string::npos) << server.output();
-    EXPECT_NE(server.output().find("Its API token is in " + (dir.path() / "data" / "admin.token").string()),
+    EXPECT_NE(server.output().find("Its API token is in " +
+                                   (dir.path() / "data" / "admin.token").string()),
               std::string::npos)
         << server.output();
     EXPECT_EQ(fs::status(dir.path() / "data").permissions(), fs::perms::owner_all);
