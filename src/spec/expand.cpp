@@ -27,33 +27,24 @@ bool valid_var_name(std::string_view name) {
 // such as cloud-init's PyYAML take U+0085, U+2028 and U+2029 as line breaks).
 std::string quote(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
-  auto escape = [&](std::string& out, unsigned code) {
-    out += "\\u";
-    for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(code >> shift) & 15];
-  };
   std::string out = "\"";
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    const auto u = static_cast<unsigned char>(c);
-    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0u;
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20 || u == 0x7f) {
-      escape(out, u);
-    } else if (u == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080..U+009F
-      escape(out, next);
-      ++i;
-    } else if (u == 0xe2 && next == 0x80 && i + 2 < s.size() &&
-               (s[i + 2] == '\xa8' || s[i + 2] == '\xa9')) {  // U+2028, U+2029
-      escape(out, 0x2000u | (static_cast<unsigned char>(s[i + 2]) - 0x80u));
-      i += 2;
+    } else if (const auto control = util::control_at(s, i)) {
+      if (control->code == U'\n') {
+        out += "\\n";
+      } else if (control->code == U'\r') {
+        out += "\\r";
+      } else if (control->code == U'\t') {
+        out += "\\t";
+      } else {
+        out += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(control->code >> shift) & 15];
+      }
+      i += control->length - 1;
     } else {
       out += c;
     }

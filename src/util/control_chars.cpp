@@ -2,17 +2,23 @@
 
 namespace bowline::util {
 
+std::optional<ControlCharacter> control_at(std::string_view text, std::size_t at) {
+  auto byte = [&](std::size_t i) {
+    return i < text.size() ? static_cast<unsigned char>(text[i]) : 0u;
+  };
+  if (at >= text.size()) return std::nullopt;
+  const auto u = byte(at);
+  if (u < 0x20 || u == 0x7f) return ControlCharacter{u, 1};
+  if (u == 0xc2 && byte(at + 1) >= 0x80 && byte(at + 1) <= 0x9f)
+    return ControlCharacter{byte(at + 1), 2};
+  if (u == 0xe2 && byte(at + 1) == 0x80 && (byte(at + 2) == 0xa8 || byte(at + 2) == 0xa9))
+    return ControlCharacter{0x2000u | (byte(at + 2) - 0x80u), 3};
+  return std::nullopt;
+}
+
 bool has_control_characters(std::string_view text, bool allow_tab) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto u = static_cast<unsigned char>(text[i]);
-    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
-    if ((u < 0x20 && !(allow_tab && u == '\t')) || u == 0x7f) return true;
-    if (u == 0xc2 && next >= 0x80 && next <= 0x9f) return true;  // C1
-    if (u == 0xe2 && next == 0x80 && i + 2 < text.size() &&
-        (static_cast<unsigned char>(text[i + 2]) == 0xa8 ||
-         static_cast<unsigned char>(text[i + 2]) == 0xa9))
-      return true;  // U+2028, U+2029
-  }
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (const auto c = control_at(text, i); c && !(allow_tab && c->code == U'\t')) return true;
   return false;
 }
 

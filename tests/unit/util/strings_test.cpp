@@ -30,6 +30,12 @@ TEST(ControlCharacters, EveryLineBreakAndControlButPlainTextAndTabWhenAllowed) {
     EXPECT_TRUE(has_control_characters(bad));
     EXPECT_TRUE(has_control_characters(bad, true));
   }
+  EXPECT_EQ(control_at("a\u2029", 1)->code, U'\u2029');
+  EXPECT_EQ(control_at("a\u2029", 1)->length, 3u);
+  EXPECT_EQ(control_at("\u0085", 0)->code, U'\u0085');
+  EXPECT_EQ(control_at("\u0085", 0)->length, 2u);
+  EXPECT_FALSE(control_at("a\u2029", 0));
+  EXPECT_FALSE(control_at("a", 5));
   EXPECT_TRUE(has_control_characters("a\tb"));
   EXPECT_FALSE(has_control_characters("a\tb", true));
   // Neighbours of the separators and other non-ASCII text are plain.
