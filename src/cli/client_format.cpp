@@ -257,9 +257,16 @@ std::string format_node_report(const ojson& node) {
   const auto name = dash(text_of(node, "name"));
   std::string where;
   if (const auto uri = text_of(node, "uri"); !uri.empty()) where = uri;
-  if (const auto type = text_of(node, "domainType"); !type.empty())
+  if (const auto type = text_of(node, "domainType"); !type.empty()) {
     where += (where.empty() ? "" : ", ") + std::string("domain type ") + type;
+    if (const auto setting = text_of(node, "domainTypeSetting");
+        !setting.empty() && setting != type)
+      where += " (" + setting + ")";
+  }
   out += "node " + name + (where.empty() ? "" : " (" + where + ")") + "\n";
+  if (const auto* warnings = member(node, "warnings"); warnings && warnings->is_array())
+    for (const auto& w : *warnings)
+      if (w.is_string()) out += "warning: " + w.get<std::string>() + "\n";
   std::vector<std::string> failed;
   if (const auto* checks = member(node, "checks"); checks && checks->is_array()) {
     for (const auto& c : *checks) {

@@ -21,8 +21,10 @@ struct NodeCheckArgs {
   bool json = false;
   std::string output = "table";
   std::string uri = "qemu:///system";
-  std::string domain_type = "kvm";
+  std::string domain_type = "auto";
   std::string images_path = "/var/lib/libvirt/images/bowline";
+  std::string cloud_image_path;  // default <images path>/cloud-images
+  std::string base_image_path;   // default <images path>/base
   std::vector<std::string> templates;
 };
 
@@ -37,6 +39,9 @@ int node_check(const NodeCheckArgs& a) {
   options.node_name = host_name();
   options.domain_type = a.domain_type;
   options.images_path = a.images_path;
+  options.cloud_image_path =
+      a.cloud_image_path.empty() ? a.images_path + "/cloud-images" : a.cloud_image_path;
+  options.base_image_path = a.base_image_path.empty() ? a.images_path + "/base" : a.base_image_path;
   for (const auto& file : a.templates) {
     const auto loaded = load_template(file, nullptr);
     if (!loaded) return loaded.exit_code;
@@ -57,6 +62,13 @@ int node_check(const NodeCheckArgs& a) {
   util::SystemProcessRunner runner;
   context.host = &host;
   context.runner = &runner;
+  // Only starting QEMU proves KVM: a throwaway domain, as the server does at start-up.
+  engine::KvmVerdict verdict;
+  if (a.domain_type != "qemu" && context.hypervisor) {
+    engine::LibvirtKvmProbe probe(*context.hypervisor);
+    verdict = probe.probe();
+    context.kvm = &verdict;
+  }
 
   const auto report = engine::check_node(options, context);
   const auto json = engine::to_json(report);
@@ -82,13 +94,22 @@ void add_node_verbs(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--uri", a->uri, "libvirt URI")->capture_default_str();
   cmd->add_option("--domain-type", a->domain_type,
-                  "kvm (hardware virtualisation) or qemu (software emulation)")
-      ->check(CLI::IsMember({"kvm", "qemu"}))
+                  "auto (kvm when a KVM guest really runs here, else qemu), kvm (hardware "
+                  "virtualisation) or qemu (software emulation)")
+      ->check(CLI::IsMember({"auto", "kvm", "qemu"}))
       ->capture_default_str();
   cmd->add_option("--images-path", a->images_path,
                   "Where bowline keeps images and disks (server.kvm.images_path)")
       ->type_name("PATH")
       ->capture_default_str();
+  cmd->add_option("--cloud-image-path", a->cloud_image_path,
+                  "The cloud-image library (server.kvm.cloud_image_path; default "
+                  "IMAGES_PATH/cloud-images)")
+      ->type_name("PATH");
+  cmd->add_option("--base-image-path", a->base_image_path,
+                  "The cache of downloaded images (server.kvm.base_image_path; default "
+                  "IMAGES_PATH/base)")
+      ->type_name("PATH");
   cmd->add_option("--template", a->templates,
                   "Template files whose bridges, networks and devices this node must have "
                   "(repeatable)")

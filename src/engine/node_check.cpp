@@ -340,9 +340,22 @@ Check check_domain_type(const NodeCheckOptions& options, libvirt::Hypervisor* hy
   return c;
 }
 
-Check check_images_path(const NodeCheckOptions& options, const std::optional<Identity>& qemu) {
-  const auto& path = options.images_path;
-  auto c = make_check("images-path", "images path " + path + " writable, and traversable by QEMU");
+// A directory QEMU must reach (its user must enter every directory above the files it opens)
+// and, when `writable`, bowline must be able to fill (it makes it when it is missing).
+struct StoragePath {
+  std::string name;  // the check's id
+  std::string what;  // "images path", "cloud-image library", "base-image cache"
+  std::string setting;
+  std::string path;
+  bool writable = true;
+};
+
+Check check_storage_path(const StoragePath& where, const NodeCheckOptions& options,
+                         const std::optional<Identity>& qemu) {
+  const auto& path = where.path;
+  auto c = make_check(where.name, where.what + " " + path +
+                                      (where.writable ? " writable, and traversable by QEMU"
+                                                      : " readable, and traversable by QEMU"));
   std::error_code ec;
   const auto absolute = fs::absolute(fs::path(path), ec).lexically_normal();
   if (!fs::exists(absolute, ec)) {
@@ -358,15 +371,16 @@ Check check_images_path(const NodeCheckOptions& options, const std::optional<Ide
     }
     c.status = CheckStatus::Warn;
     c.required = false;
-    c.detail = path + " does not exist yet; bowline makes it on the first create";
+    c.detail = path + " does not exist yet; bowline makes it at start";
   } else if (!fs::is_directory(absolute, ec)) {
     c.status = CheckStatus::Missing;
     c.detail = path + " is not a directory";
-    c.fix = "point server.kvm.images_path at a directory";
+    c.fix = "point " + where.setting + " at a directory";
     return c;
-  } else if (::access(absolute.c_str(), W_OK | X_OK) != 0) {
+  } else if (::access(absolute.c_str(), (where.writable ? W_OK : R_OK) | X_OK) != 0) {
     c.status = CheckStatus::Missing;
-    c.detail = "bowline cannot write to " + path + ": " + std::strerror(errno);
+    c.detail = "bowline cannot " + std::string(where.writable ? "write to " : "read ") + path +
+               ": " + std::strerror(errno);
     c.fix = "chown $(id -un) " + absolute.string() + " (or run the server as its owner)";
     return c;
   }
@@ -375,8 +389,8 @@ Check check_images_path(const NodeCheckOptions& options, const std::optional<Ide
     if (c.status == CheckStatus::Ok) {
       c.status = CheckStatus::Warn;
       c.required = false;
-      c.detail = "writable; no QEMU user (" + join(options.qemu_users, ", ") +
-                 ") on this host, so its access was not checked";
+      c.detail = std::string(where.writable ? "writable" : "readable") + "; no QEMU user (" +
+                 join(options.qemu_users, ", ") + ") on this host, so its access was not checked";
     }
     return c;
   }
@@ -385,14 +399,30 @@ Check check_images_path(const NodeCheckOptions& options, const std::optional<Ide
     c.status = CheckStatus::Missing;
     c.required = true;
     c.detail = "the QEMU user " + qemu->name + " cannot enter " + join(blocked, ", ") +
-               ": QEMU will fail to open the disks with \"Permission denied\"";
+               ": QEMU will fail to open " +
+               (where.writable && where.name == "images-path" ? "the disks" : "the images") +
+               " with \"Permission denied\"";
     c.fix = "setfacl -m u:" + qemu->name + ":x " + join(blocked, " ") +
-            " (or chmod o+x each, or move the images path out of a private directory)";
+            " (or chmod o+x each, or move " + where.setting + " out of a private directory)";
     return c;
   }
   if (c.status == CheckStatus::Ok)
-    c.detail = "writable by bowline; every parent traversable by " + qemu->name;
+    c.detail = std::string(where.writable ? "writable" : "readable") +
+               " by bowline; every parent traversable by " + qemu->name;
   return c;
+}
+
+std::vector<StoragePath> storage_paths(const NodeCheckOptions& options) {
+  std::vector<StoragePath> out{
+      {"images-path", "images path", "server.kvm.images_path", options.images_path, true}};
+  // The library and the cache hold the base images that QEMU opens as backing files.
+  if (!options.cloud_image_path.empty())
+    out.push_back({"cloud-image-path", "cloud-image library", "server.kvm.cloud_image_path",
+                   options.cloud_image_path, false});
+  if (!options.base_image_path.empty())
+    out.push_back({"base-image-path", "base-image cache", "server.kvm.base_image_path",
+                   options.base_image_path, true});
+  return out;
 }
 
 Check check_bridge(const std::string& bridge, const HostProbe* host) {
@@ -408,9 +438,15 @@ Check check_bridge(const std::string& bridge, const HostProbe* host) {
     c.detail = "no bridge " + bridge +
                " on this host: spaces of templates that name it are "
                "refused at start";
-    c.fix = "create it with its uplink, e.g. ip link add " + bridge +
-            " type bridge && ip link set eth0 master " + bridge + " && ip link set " + bridge +
-            " up (make it permanent in /etc/network/interfaces or netplan)";
+    c.fix = "for guests on the LAN, create " + bridge +
+            " in the host's network configuration with the uplink NIC as its port and the "
+            "host's address moved from the NIC to the bridge in the same change (netplan: "
+            "bridges: " +
+            bridge + ": interfaces: [eth0] with the addresses; ifupdown: iface " + bridge +
+            " with bridge_ports eth0), applied from a console, not over SSH: the NIC "
+            "loses its address while it moves (docs/networking.md). For experiments a host-only "
+            "bridge is enough: ip link add " +
+            bridge + " type bridge && ip link set " + bridge + " up";
     return c;
   }
   const auto ports = host->bridge_ports(bridge);
@@ -418,7 +454,11 @@ Check check_bridge(const std::string& bridge, const HostProbe* host) {
     c.status = CheckStatus::Warn;
     c.required = false;
     c.detail = "bridge " + bridge + " has no enslaved NIC: it passes no traffic off the host";
-    c.fix = "ip link set eth0 master " + bridge + " (the NIC that reaches the network)";
+    c.fix = "fine for experiments (guests reach this host only). To put " + bridge +
+            " on the LAN, make the uplink NIC its port and move the host's address from the NIC "
+            "to the bridge in one change of the host's network configuration, applied from a "
+            "console: enslaving a NIC that holds the host's address cuts the host off the "
+            "network (docs/networking.md)";
     return c;
   }
   c.detail = "ports: " + join(ports, ", ");
@@ -513,20 +553,58 @@ Check check_device(const spec::Device& want, const std::vector<libvirt::NodeDevi
   return c;
 }
 
+// Whether KVM runs guests here: the probe's verdict. Required for kvm; for auto it only
+// decides between kvm and software emulation.
+Check check_kvm_runs(const NodeCheckOptions& options, const KvmVerdict* verdict) {
+  auto c = make_check("kvm-runs", "QEMU runs a KVM guest (a throwaway domain for about a second)");
+  c.required = options.domain_type == "kvm";
+  if (!verdict) {
+    c.status = CheckStatus::Warn;
+    c.required = false;
+    c.detail = "not probed";
+    return c;
+  }
+  c.detail = verdict->detail;
+  if (!verdict->usable) {
+    c.status = c.required ? CheckStatus::Missing : CheckStatus::Warn;
+    c.fix = verdict->fix;
+  }
+  return c;
+}
+
 }  // namespace
 
 NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& context) {
   NodeReport report;
   report.name = options.node_name;
   report.uri = context.uri;
+  report.domain_type_setting = options.domain_type;
+  const bool auto_type = options.domain_type == "auto";
   report.domain_type = options.domain_type;
+  if (auto_type) {
+    report.domain_type = context.kvm && context.kvm->usable ? "kvm" : "qemu";
+    if (report.domain_type == "qemu")
+      report.warnings.push_back(std::string(kSoftwareEmulationWarning) +
+                                (context.kvm ? " (" + context.kvm->detail + ")" : ""));
+  }
+  auto effective = options;
+  effective.domain_type = report.domain_type;
   const auto qemu = qemu_identity(options);
 
-  if (options.domain_type == "kvm") report.checks.push_back(check_kvm(options, qemu));
+  if (options.domain_type != "qemu") {
+    auto device = check_kvm(options, qemu);
+    if (auto_type && device.status != CheckStatus::Ok) {
+      device.status = CheckStatus::Warn;
+      device.required = false;
+    }
+    report.checks.push_back(device);
+    report.checks.push_back(check_kvm_runs(options, context.kvm));
+  }
   report.checks.push_back(check_libvirt(context));
   report.checks.push_back(check_qemu_img(options, context.runner));
-  report.checks.push_back(check_domain_type(options, context.hypervisor));
-  report.checks.push_back(check_images_path(options, qemu));
+  report.checks.push_back(check_domain_type(effective, context.hypervisor));
+  for (const auto& where : storage_paths(options))
+    report.checks.push_back(check_storage_path(where, options, qemu));
   for (const auto& bridge : options.requirements.bridges)
     report.checks.push_back(check_bridge(bridge, context.host));
   for (const auto& network : options.requirements.networks)
@@ -597,10 +675,15 @@ nlohmann::ordered_json to_json(const NodeReport& report) {
     device["iommuGroup"] = d.iommu_group ? json(*d.iommu_group) : json(nullptr);
     devices.push_back(device);
   }
-  return {
-      {"name", report.name},         {"uri", report.uri},       {"domainType", report.domain_type},
-      {"runtimes", report.runtimes}, {"ready", report.ready()}, {"checks", checks},
-      {"devices", devices}};
+  return {{"name", report.name},
+          {"uri", report.uri},
+          {"domainType", report.domain_type},
+          {"domainTypeSetting", report.domain_type_setting},
+          {"warnings", report.warnings},
+          {"runtimes", report.runtimes},
+          {"ready", report.ready()},
+          {"checks", checks},
+          {"devices", devices}};
 }
 
 }  // namespace bowline::engine

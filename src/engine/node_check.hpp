@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/host_probe.hpp"
+#include "engine/kvm_probe.hpp"
 #include "libvirt/hypervisor.hpp"
 #include "spec/spec.hpp"
 #include "util/process.hpp"
@@ -22,7 +23,8 @@ enum class CheckStatus { Ok, Warn, Missing };
 const char* to_string(CheckStatus status);  // ok | warn | missing
 
 struct Check {
-  std::string name;   // stable id: kvm, libvirt, qemu-img, domain-type, images-path,
+  std::string name;   // stable id: kvm, kvm-runs, libvirt, qemu-img, domain-type, images-path,
+                      // cloud-image-path, base-image-path,
                       // bridge:<name>, network:<name>, device:<text>, devices
   std::string title;  // what was checked, for people: "bridge br0 has a NIC"
   CheckStatus status = CheckStatus::Ok;
@@ -41,8 +43,11 @@ struct NodeRequirements {
 
 struct NodeCheckOptions {
   std::string node_name = "local";
-  std::string domain_type = "kvm";  // kvm | qemu
+  std::string domain_type = "auto";  // auto | kvm | qemu (server.domain_type)
   std::string images_path = "/var/lib/libvirt/images/bowline";
+  // Where base images live (QEMU opens them as backing files); empty: not checked.
+  std::string cloud_image_path;
+  std::string base_image_path;
   // The user QEMU runs as; the first that exists is used. Empty list: skip the check.
   std::vector<std::string> qemu_users{"libvirt-qemu", "qemu"};
   std::string kvm_device = "/dev/kvm";
@@ -53,7 +58,9 @@ struct NodeCheckOptions {
 struct NodeReport {
   std::string name;
   std::string uri;
-  std::string domain_type;
+  std::string domain_type;            // what spaces run as: kvm | qemu (auto resolved)
+  std::string domain_type_setting;    // auto | kvm | qemu, as configured
+  std::vector<std::string> warnings;  // e.g. software emulation chosen by auto
   std::vector<std::string> runtimes;  // {"kvm"} when ready, else empty
   std::vector<Check> checks;
   std::vector<libvirt::NodeDevice> passthrough_devices;  // PCI with an IOMMU group, USB
@@ -67,12 +74,16 @@ struct NodeCheckContext {
   std::string connect_error;
   const HostProbe* host = nullptr;
   util::ProcessRunner* runner = nullptr;
+  // What the KVM probe found (the server's start-up probe, or one run for `node check`);
+  // null: not probed, so domain type auto resolves to qemu.
+  const KvmVerdict* kvm = nullptr;
 };
 
 NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& context);
 
-// {name, uri, domainType, runtimes, ready, checks: [{name, title, status, required, detail,
-// fix}], devices: [{name, kind, vendorId, productId, vendor, product, iommuGroup, driver}]}
+// {name, uri, domainType, domainTypeSetting, warnings, runtimes, ready, checks: [{name, title,
+// status, required, detail, fix}], devices: [{name, kind, vendorId, productId, vendor, product,
+// iommuGroup, driver}]}
 nlohmann::ordered_json to_json(const NodeReport& report);
 
 // ---- the images path's permission trap, exposed for tests --------------------------------

@@ -199,6 +199,10 @@ bool passthrough_capable(const NodeDevice& device) {
   return device.kind == NodeDeviceKind::Usb || device.iommu_group.has_value();
 }
 
+DomainInfo Hypervisor::create_transient(const std::string&) {
+  throw HypervisorError("cannot start a transient domain: not supported here", VIR_ERR_NO_SUPPORT);
+}
+
 int Hypervisor::open_graphics(const std::string& name, unsigned, bool) {
   throw HypervisorError("domain \"" + name + "\": cannot open the display: not supported here",
                         VIR_ERR_NO_SUPPORT);

@@ -223,6 +223,10 @@ class Hypervisor {
   // metadata. Returns false when there was no such domain. A running domain keeps running
   // as a transient one: destroy it first.
   virtual bool undefine(const std::string& name) = 0;
+  // Starts a transient domain that libvirt destroys when this connection closes
+  // (VIR_DOMAIN_START_AUTODESTROY): for throwaway probes, never for spaces. Implementations
+  // that cannot throw an is_unsupported() error (the default).
+  virtual DomainInfo create_transient(const std::string& xml);
 
   virtual std::optional<DomainInfo> lookup(const std::string& name) = 0;
   virtual std::vector<DomainInfo> list() = 0;  // every domain on the host, bowline's or not

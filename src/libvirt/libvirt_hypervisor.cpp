@@ -501,6 +501,21 @@ DomainInfo LibvirtHypervisor::define(const std::string& xml) {
   return info_of(domain.get());
 }
 
+DomainInfo LibvirtHypervisor::create_transient(const std::string& xml) {
+  const auto connection = impl_->connection();
+  virDomainPtr raw =
+      virDomainCreateXML(connection.get(), xml.c_str(), VIR_DOMAIN_START_AUTODESTROY);
+  if (!raw) {
+    auto error = last_error(subject_of_xml(xml), "start");
+    // A driver without auto-destroy (the test driver) lives in this process anyway.
+    if (!unsupported_flags(error)) throw error;
+    raw = virDomainCreateXML(connection.get(), xml.c_str(), 0);
+    if (!raw) throw last_error(subject_of_xml(xml), "start");
+  }
+  const Domain domain(raw);
+  return info_of(domain.get());
+}
+
 void LibvirtHypervisor::start(const std::string& name, StartOptions options) {
   const auto connection = impl_->connection();
   const auto domain = find_domain(connection.get(), name, "start");

@@ -45,6 +45,7 @@ class LibvirtHypervisor final : public Hypervisor {
   void shutdown(const std::string& name) override;
   bool destroy(const std::string& name) override;
   bool undefine(const std::string& name) override;
+  DomainInfo create_transient(const std::string& xml) override;
 
   std::optional<DomainInfo> lookup(const std::string& name) override;
   std::vector<DomainInfo> list() override;

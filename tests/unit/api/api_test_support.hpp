@@ -28,13 +28,13 @@
 #include "api/api.hpp"
 #include "api/auth.hpp"
 #include "api/http_server.hpp"
-#include "api/server.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_bus.hpp"
 #include "engine/host_probe.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
+#include "server/first_admin.hpp"
 #include "store/store.hpp"
 #include "util/clock.hpp"
 #include "util/process.hpp"
@@ -340,7 +340,7 @@ class ApiStack {
     if (made.exit_code != 0) throw std::runtime_error("qemu-img create failed: " + made.err);
 
     store_ = std::make_unique<store::Store>(dir_.path() / "bowline.db", clock_);
-    admin_token_ = *bootstrap_admin(*store_, dir_.path() / "admin.token");
+    admin_token_ = *server::bootstrap_admin(*store_, dir_.path() / "admin.token");
     libvirt::LibvirtOptions lo;
     lo.uri = "test:///default";
     hypervisor_ = std::make_unique<libvirt::LibvirtHypervisor>(lo);

@@ -110,7 +110,7 @@ TEST_F(AuthTest, TheTokenFileHoldsTheFirstAdminsToken) {
   EXPECT_FALSE(stack_.store().tokens().find_by_hash(token));
   EXPECT_TRUE(stack_.store().tokens().find_by_hash(token_hash(token)));
   // A second bootstrap on a store with users does nothing.
-  EXPECT_FALSE(bootstrap_admin(stack_.store(), stack_.dir() / "again.token"));
+  EXPECT_FALSE(server::bootstrap_admin(stack_.store(), stack_.dir() / "again.token"));
   EXPECT_FALSE(std::filesystem::exists(stack_.dir() / "again.token"));
 
   HttpClient client(stack_.port());

@@ -3,7 +3,6 @@
 // on or off; the same for the cookie that logging out clears.
 #include <gtest/gtest.h>
 
-#include "api/settings.hpp"
 #include "api_test_support.hpp"
 
 namespace bowline::api::testing {
@@ -88,29 +87,6 @@ TEST_F(SecureCookieTest, TrueAndFalseDecideWhateverTheRequestSays) {
   serve(false);
   EXPECT_FALSE(secure(login_cookie({"X-Forwarded-Proto: https"})));
   EXPECT_FALSE(secure(logout_cookie({"Origin: https://bowline.example"})));
-}
-
-TEST(SecureCookieSetting, AutoByDefaultTrueFalseOrARefusal) {
-  SettingsInput in;
-  EXPECT_EQ(resolve_settings(in).secure_cookies, std::nullopt);
-  EXPECT_NE(describe_settings(resolve_settings(in)).find("server.secure_cookies"),
-            std::string::npos);
-  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::optional<bool>>>{
-           {"auto", std::nullopt}, {"true", true}, {"FALSE", false}, {" true ", true}}) {
-    in.flags = {{"server.secure_cookies", text}};
-    EXPECT_EQ(resolve_settings(in).secure_cookies, expected) << text;
-  }
-  in.flags = {};
-  in.env = {{"BOWLINE_SECURE_COOKIES", "true"}};
-  EXPECT_EQ(resolve_settings(in).secure_cookies, true);
-  in.env = {{"BOWLINE_SECURE_COOKIES", "sometimes"}};
-  try {
-    resolve_settings(in);
-    ADD_FAILURE() << "\"sometimes\" was accepted";
-  } catch (const SettingsError& e) {
-    EXPECT_NE(std::string(e.what()).find("none of auto, true and false"), std::string::npos)
-        << e.what();
-  }
 }
 
 }  // namespace

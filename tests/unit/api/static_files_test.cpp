@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "api/settings.hpp"
 #include "api_test_support.hpp"
 
 namespace bowline::api::testing {
@@ -143,15 +142,7 @@ TEST_F(StaticFilesTest, EncodedDotSegmentsOverTheWireStayInside) {
   server.stop();
 }
 
-TEST(StaticFilesDefaults, TheSourceTreesWebDirectoryByDefaultAndAFlagOverrides) {
-  SettingsInput input;
-  input.cwd = "/tmp";
-  EXPECT_EQ(resolve_settings(input).web_root, fs::path(BOWLINE_SOURCE_DIR) / "web");
-  input.flags["server.web_root"] = "site";
-  const auto s = resolve_settings(input);
-  EXPECT_EQ(s.web_root, fs::path("/tmp/site"));
-  EXPECT_NE(describe_settings(s).find("server.web_root"), std::string::npos);
-
+TEST(StaticFilesDefaults, TheCommittedUiLoadsOnlyFilesThisServerHas) {
   // The committed UI is there and its page loads only files this server has.
   const StaticFiles files(fs::path(BOWLINE_SOURCE_DIR) / "web");
   const auto page = files.handle(get("/"));

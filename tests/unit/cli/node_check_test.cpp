@@ -241,13 +241,18 @@ TEST_F(NodeCheckTest, BridgeMissingIsRequiredAndABridgeWithoutANicOnlyWarns) {
   EXPECT_EQ(lonely->status, CheckStatus::Warn);
   EXPECT_FALSE(lonely->required);
   EXPECT_THAT(lonely->detail, HasSubstr("no enslaved NIC"));
-  EXPECT_THAT(lonely->fix, HasSubstr("master lonely"));
+  // Never the command that cuts a host off: enslaving the NIC that holds its address.
+  EXPECT_THAT(lonely->fix, ::testing::Not(HasSubstr("master")));
+  EXPECT_THAT(lonely->fix, HasSubstr("move the host's address from the NIC to the bridge"));
+  EXPECT_THAT(lonely->fix, HasSubstr("fine for experiments"));
   EXPECT_TRUE(report.ready()) << "a bridge with no NIC warns but does not withhold the runtime";
 
   options.requirements.bridges = {"br9"};
   report = run();
   EXPECT_EQ(find(report, "bridge:br9")->status, CheckStatus::Missing);
   EXPECT_THAT(find(report, "bridge:br9")->fix, HasSubstr("ip link add br9 type bridge"));
+  EXPECT_THAT(find(report, "bridge:br9")->fix, ::testing::Not(HasSubstr("master br9")));
+  EXPECT_THAT(find(report, "bridge:br9")->fix, HasSubstr("from a console, not over SSH"));
   EXPECT_FALSE(report.ready());
 }
 
@@ -340,6 +345,77 @@ TEST_F(NodeCheckTest, TheSetfaclFixIsHonoured) {
   options.images_path = deep.string();
   EXPECT_EQ(find(run(), "images-path")->status, CheckStatus::Ok)
       << find(run(), "images-path")->detail;
+}
+
+// The base images are backing files QEMU opens: a library under a private home directory must
+// fail the check, not the first boot.
+TEST_F(NodeCheckTest, TheCloudImageLibraryAndBaseCacheMustBeReachableByQemu) {
+  const auto home = temp.path() / "home-carol";
+  fs::create_directories(home / "library");
+  fs::create_directories(temp.path() / "cache");
+  fs::permissions(temp.path() / "cache", fs::perms(0755));
+  fs::permissions(home, fs::perms(0700));
+  fs::permissions(home / "library", fs::perms(0755));
+  options.cloud_image_path = (home / "library").string();
+  options.base_image_path = (temp.path() / "cache").string();
+  auto report = run();
+  const auto* library = find(report, "cloud-image-path");
+  ASSERT_NE(library, nullptr);
+  EXPECT_EQ(library->status, CheckStatus::Missing);
+  EXPECT_THAT(library->title, HasSubstr("cloud-image library"));
+  EXPECT_THAT(library->detail, HasSubstr("cannot enter " + home.string()));
+  EXPECT_THAT(library->fix, HasSubstr("setfacl -m u:nobody:x " + home.string()));
+  EXPECT_THAT(library->fix, HasSubstr("server.kvm.cloud_image_path"));
+  EXPECT_EQ(find(report, "base-image-path")->status, CheckStatus::Ok)
+      << find(report, "base-image-path")->detail;
+  EXPECT_FALSE(report.ready());
+
+  fs::permissions(home, fs::perms(0711));
+  report = run();
+  EXPECT_EQ(find(report, "cloud-image-path")->status, CheckStatus::Ok);
+  EXPECT_TRUE(report.ready());
+}
+
+// domain type auto: the probe's verdict picks kvm or qemu and never withholds the runtime;
+// an explicit kvm needs KVM to run.
+TEST_F(NodeCheckTest, TheKvmProbeDecidesAutoAndIsRequiredForKvm) {
+  KvmVerdict broken{false,
+                    "QEMU could not start a KVM guest: qemu-system-x86_64: error: failed to set "
+                    "MSR 0x10a to 0x69",
+                    kvm_fix_for("failed to set MSR 0x10a")};
+  context.kvm = &broken;
+  options.domain_type = "auto";
+  auto report = run();
+  EXPECT_EQ(report.domain_type, "qemu");
+  EXPECT_EQ(report.domain_type_setting, "auto");
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_THAT(report.warnings[0], HasSubstr("software emulation"));
+  EXPECT_THAT(report.warnings[0], HasSubstr("MSR 0x10a"));
+  EXPECT_EQ(find(report, "kvm-runs")->status, CheckStatus::Warn);
+  EXPECT_FALSE(find(report, "kvm-runs")->required);
+  EXPECT_THAT(find(report, "kvm-runs")->fix, HasSubstr("software emulation"));
+  EXPECT_TRUE(report.ready()) << "auto runs spaces under emulation";
+  const auto json = to_json(report);
+  EXPECT_EQ(json["domainType"], "qemu");
+  EXPECT_EQ(json["warnings"].size(), 1u);
+  EXPECT_THAT(cli::format_node_report(json), HasSubstr("warning: software emulation"));
+
+  options.domain_type = "kvm";
+  report = run();
+  EXPECT_EQ(report.domain_type, "kvm");
+  EXPECT_EQ(find(report, "kvm-runs")->status, CheckStatus::Missing);
+  EXPECT_TRUE(find(report, "kvm-runs")->required);
+  EXPECT_THAT(find(report, "kvm-runs")->detail, HasSubstr("failed to set MSR"));
+  EXPECT_FALSE(report.ready());
+
+  KvmVerdict works{true, "a KVM guest with the host-model CPU ran for 1.0 s", ""};
+  context.kvm = &works;
+  options.domain_type = "auto";
+  report = run();
+  EXPECT_EQ(report.domain_type, "kvm");
+  EXPECT_THAT(report.warnings, IsEmpty());
+  EXPECT_EQ(find(report, "kvm-runs")->status, CheckStatus::Ok);
+  EXPECT_TRUE(report.ready());
 }
 
 TEST_F(NodeCheckTest, ImagesPathNotYetMadeWarns) {

@@ -25,6 +25,9 @@ class ForwardingHypervisor : public libvirt::Hypervisor {
   void shutdown(const std::string& name) override { inner_.shutdown(name); }
   bool destroy(const std::string& name) override { return inner_.destroy(name); }
   bool undefine(const std::string& name) override { return inner_.undefine(name); }
+  libvirt::DomainInfo create_transient(const std::string& xml) override {
+    return inner_.create_transient(xml);
+  }
   std::optional<libvirt::DomainInfo> lookup(const std::string& name) override {
     return inner_.lookup(name);
   }

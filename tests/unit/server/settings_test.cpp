@@ -3,14 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
-#include "api/settings.hpp"
-#include "api_test_support.hpp"
+#include "../common/scratch_files.hpp"
+#include "server/settings.hpp"
 
-namespace bowline::api::testing {
+namespace bowline::server::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
 
 class SettingsTest : public ::testing::Test {
  protected:
@@ -32,7 +34,7 @@ TEST_F(SettingsTest, DefaultsWithoutAnything) {
   EXPECT_EQ(s.listen, "127.0.0.1:7470");
   EXPECT_EQ(s.data_dir, "/var/lib/bowline");
   EXPECT_EQ(s.libvirt_uri, "qemu:///system");
-  EXPECT_EQ(s.domain_type, plan::DomainType::Kvm);
+  EXPECT_EQ(s.domain_type, engine::DomainTypeSetting::Auto);
   EXPECT_EQ(s.stop_timeout, std::chrono::seconds(60));
   EXPECT_EQ(s.images_path, "/var/lib/libvirt/images/bowline");
   EXPECT_EQ(s.cloud_image_path, "/var/lib/libvirt/images/bowline/cloud-images");
@@ -69,7 +71,7 @@ TEST_F(SettingsTest, FlagBeatsEnvBeatsFileBeatsDefault) {
   EXPECT_EQ(s.data_dir, "/env/data");  // env over file
   EXPECT_EQ(s.sources.at("server.data_dir"), SettingSource::Env);
   EXPECT_EQ(s.libvirt_uri, "test:///env");
-  EXPECT_EQ(s.domain_type, plan::DomainType::Qemu);  // file over default
+  EXPECT_EQ(s.domain_type, engine::DomainTypeSetting::Qemu);  // file over default
   EXPECT_EQ(s.sources.at("server.domain_type"), SettingSource::File);
   EXPECT_EQ(s.stop_timeout, std::chrono::seconds(120));
   EXPECT_EQ(s.images_path, "/file/images");
@@ -194,7 +196,8 @@ TEST_F(SettingsTest, ErrorsNameTheSettingAndItsSource) {
   };
   auto in = input();
   in.flags = {{"server.domain_type", "xen"}};
-  expect_error(in, "server.domain_type (flag --domain-type): \"xen\" is neither kvm nor qemu");
+  expect_error(in,
+               "server.domain_type (flag --domain-type): \"xen\" is none of auto, kvm and qemu");
   in = input();
   in.env = {{"BOWLINE_STOP_TIMEOUT", "soon"}};
   expect_error(in, "server.stop_timeout (environment variable BOWLINE_STOP_TIMEOUT)");
@@ -243,5 +246,125 @@ TEST_F(SettingsTest, TheKubevirtNodeIsOffUntilNamed) {
   EXPECT_NE(text.find("tenant-a"), std::string::npos) << text;
 }
 
+TEST_F(SettingsTest, DomainTypeIsAutoUnlessSet) {
+  auto in = input();
+  EXPECT_EQ(resolve_settings(in).domain_type, engine::DomainTypeSetting::Auto);
+  for (const auto& [text, expected] :
+       std::vector<std::pair<std::string, engine::DomainTypeSetting>>{
+           {"auto", engine::DomainTypeSetting::Auto},
+           {"KVM", engine::DomainTypeSetting::Kvm},
+           {" qemu ", engine::DomainTypeSetting::Qemu}}) {
+    in.env = {{"BOWLINE_DOMAIN_TYPE", text}};
+    EXPECT_EQ(resolve_settings(in).domain_type, expected) << text;
+  }
+  const auto text = describe_settings(resolve_settings(input()));
+  EXPECT_TRUE(std::regex_search(text, std::regex("server.domain_type +auto +default"))) << text;
+}
+
+// knot's names for its KVM settings (seed 001) work beside bowline's: flags through the CLI
+// (flag_spellings), environment variables here. bowline's variable wins over knot's.
+TEST_F(SettingsTest, KnotsEnvironmentVariablesAndFlagSpellings) {
+  auto in = input();
+  in.env = {{"KNOT_KVM_IMAGES_PATH", "/knot/images"},
+            {"KNOT_KVM_CLOUD_IMAGE_PATH", "/knot/library"},
+            {"KNOT_KVM_BASE_IMAGE_PATH", "/knot/base"},
+            {"KNOT_KVM_RESOLVERS", "192.168.1.1, 9.9.9.9"}};
+  auto s = resolve_settings(in);
+  EXPECT_EQ(s.images_path, "/knot/images");
+  EXPECT_EQ(s.cloud_image_path, "/knot/library");
+  EXPECT_EQ(s.base_image_path, "/knot/base");
+  EXPECT_EQ(s.resolvers, (std::vector<std::string>{"192.168.1.1", "9.9.9.9"}));
+  auto text = describe_settings(s);
+  for (const char* variable : {"KNOT_KVM_IMAGES_PATH", "KNOT_KVM_CLOUD_IMAGE_PATH",
+                               "KNOT_KVM_BASE_IMAGE_PATH", "KNOT_KVM_RESOLVERS"})
+    EXPECT_NE(text.find(std::string("env (") + variable + ")"), std::string::npos) << text;
+
+  // Only the images path from knot: the library and the cache follow it, as in knot.
+  in.env = {{"KNOT_KVM_IMAGES_PATH", "relative/images"}};
+  s = resolve_settings(in);
+  EXPECT_EQ(s.images_path, "/start/here/relative/images");
+  EXPECT_EQ(s.cloud_image_path, "/start/here/relative/images/cloud-images");
+  EXPECT_EQ(s.base_image_path, "/start/here/relative/images/base");
+
+  // Both spellings set: bowline's wins, and --print-config says the other was ignored.
+  in.env = {{"KNOT_KVM_IMAGES_PATH", "/knot"}, {"BOWLINE_KVM_IMAGES_PATH", "/bowline"}};
+  s = resolve_settings(in);
+  EXPECT_EQ(s.images_path, "/bowline");
+  text = describe_settings(s);
+  EXPECT_NE(text.find("env (BOWLINE_KVM_IMAGES_PATH; KNOT_KVM_IMAGES_PATH also set, ignored)"),
+            std::string::npos)
+      << text;
+
+  // A flag beats both; knot's flag spelling is named as given.
+  in.flags = {{"server.kvm.images_path", "/flag"}};
+  in.flag_spellings = {{"server.kvm.images_path", "--kvm-images-path"}};
+  s = resolve_settings(in);
+  EXPECT_EQ(s.images_path, "/flag");
+  EXPECT_NE(describe_settings(s).find("flag (--kvm-images-path)"), std::string::npos);
+
+  // A bad value names knot's variable.
+  in = input();
+  in.env = {{"KNOT_KVM_RESOLVERS", "router.lan"}};
+  try {
+    resolve_settings(in);
+    ADD_FAILURE() << "a host name was accepted as a resolver";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("environment variable KNOT_KVM_RESOLVERS"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(SettingsTest, EveryKnotSpellingIsKnown) {
+  std::map<std::string, std::string> flags, envs;
+  for (const auto& k : setting_keys()) {
+    if (k.knot_flag) flags[k.knot_flag] = k.key;
+    if (k.knot_env) envs[k.knot_env] = k.key;
+  }
+  EXPECT_EQ(flags, (std::map<std::string, std::string>{
+                       {"--kvm-base-image-path", "server.kvm.base_image_path"},
+                       {"--kvm-cloud-image-path", "server.kvm.cloud_image_path"},
+                       {"--kvm-images-path", "server.kvm.images_path"},
+                       {"--kvm-resolvers", "server.kvm.resolvers"}}));
+  EXPECT_EQ(envs, (std::map<std::string, std::string>{
+                      {"KNOT_KVM_BASE_IMAGE_PATH", "server.kvm.base_image_path"},
+                      {"KNOT_KVM_CLOUD_IMAGE_PATH", "server.kvm.cloud_image_path"},
+                      {"KNOT_KVM_IMAGES_PATH", "server.kvm.images_path"},
+                      {"KNOT_KVM_RESOLVERS", "server.kvm.resolvers"}}));
+}
+
+TEST(SecureCookieSetting, AutoByDefaultTrueFalseOrARefusal) {
+  SettingsInput in;
+  EXPECT_EQ(resolve_settings(in).secure_cookies, std::nullopt);
+  EXPECT_NE(describe_settings(resolve_settings(in)).find("server.secure_cookies"),
+            std::string::npos);
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::optional<bool>>>{
+           {"auto", std::nullopt}, {"true", true}, {"FALSE", false}, {" true ", true}}) {
+    in.flags = {{"server.secure_cookies", text}};
+    EXPECT_EQ(resolve_settings(in).secure_cookies, expected) << text;
+  }
+  in.flags = {};
+  in.env = {{"BOWLINE_SECURE_COOKIES", "true"}};
+  EXPECT_EQ(resolve_settings(in).secure_cookies, true);
+  in.env = {{"BOWLINE_SECURE_COOKIES", "sometimes"}};
+  try {
+    resolve_settings(in);
+    ADD_FAILURE() << "\"sometimes\" was accepted";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("none of auto, true and false"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(WebRootSetting, TheSourceTreesWebDirectoryByDefaultAndAFlagOverrides) {
+  SettingsInput input;
+  input.cwd = "/tmp";
+  EXPECT_EQ(resolve_settings(input).web_root, fs::path(BOWLINE_SOURCE_DIR) / "web");
+  input.flags["server.web_root"] = "site";
+  const auto s = resolve_settings(input);
+  EXPECT_EQ(s.web_root, fs::path("/tmp/site"));
+  EXPECT_NE(describe_settings(s).find("server.web_root"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace bowline::api::testing
+}  // namespace bowline::server::testing

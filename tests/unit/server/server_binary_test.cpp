@@ -6,10 +6,15 @@
 
 #include <regex>
 
-#include "api_test_support.hpp"
+#include "../api/api_test_support.hpp"
 
-namespace bowline::api::testing {
+namespace bowline::server::testing {
 namespace {
+
+using api::testing::HttpClient;
+using api::testing::receive_some;
+using api::testing::TempDir;
+using namespace std::chrono_literals;
 
 namespace fs = std::filesystem;
 
@@ -105,7 +110,88 @@ TEST(ServerBinaryTest, PrintConfigShowsEachSettingAndItsSource) {
 
   Child bad({kBowline, "server", "--print-config", "--domain-type", "xen"}, {}, dir.path());
   EXPECT_EQ(bad.wait(), 2);
-  EXPECT_NE(bad.output().find("neither kvm nor qemu"), std::string::npos) << bad.output();
+  EXPECT_NE(bad.output().find("none of auto, kvm and qemu"), std::string::npos) << bad.output();
+}
+
+// Seed 001's flags and variables, as a knot operator types them.
+TEST(ServerBinaryTest, PrintConfigTakesKnotsFlagsAndVariables) {
+  TempDir dir;
+  Child child({kBowline, "server", "--print-config", "--kvm-images-path", "/srv/knot/images",
+               "--kvm-resolvers", "192.168.1.1"},
+              {"KNOT_KVM_CLOUD_IMAGE_PATH=/srv/library", "KNOT_KVM_BASE_IMAGE_PATH=cache",
+               "PATH=/usr/bin:/bin"},
+              dir.path());
+  EXPECT_EQ(child.wait(), 0) << child.output();
+  const auto& out = child.output();
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex("server.kvm.images_path +/srv/knot/images +flag \\(--kvm-images-path\\)")))
+      << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex("server.kvm.resolvers +192.168.1.1 +flag \\(--kvm-resolvers\\)")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("server.kvm.cloud_image_path +/srv/library +env "
+                                                "\\(KNOT_KVM_CLOUD_IMAGE_PATH\\)")))
+      << out;
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex("server.kvm.base_image_path +" + dir.path().string() +
+                                        "/cache +env \\(KNOT_KVM_BASE_IMAGE_PATH\\)")))
+      << out;
+
+  Child twice(
+      {kBowline, "server", "--print-config", "--images-path", "/a", "--kvm-images-path", "/b"},
+      {"PATH=/usr/bin:/bin"}, dir.path());
+  EXPECT_EQ(twice.wait(), 2);
+  EXPECT_NE(twice.output().find("server.kvm.images_path is given twice"), std::string::npos)
+      << twice.output();
+}
+
+// libvirt's test driver runs no KVM guest: auto falls back to qemu and says so; an explicit kvm
+// is refused at start with the reason.
+TEST(ServerBinaryTest, DomainTypeAutoFallsBackAndAnExplicitKvmIsRefused) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "images");
+  const std::vector<std::string> argv{kBowline,      "server",     "--listen",
+                                      "127.0.0.1:0", "--data-dir", "data"};
+  {
+    Child server(argv,
+                 {"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "BOWLINE_LIBVIRT_URI=test:///default",
+                  "BOWLINE_DOMAIN_TYPE=kvm", "BOWLINE_KVM_IMAGES_PATH=images"},
+                 dir.path());
+    EXPECT_EQ(server.wait(), 1) << server.output();
+    EXPECT_NE(server.output().find("server.domain_type is kvm, but KVM does not run guests"),
+              std::string::npos)
+        << server.output();
+    EXPECT_NE(server.output().find("Fix: "), std::string::npos) << server.output();
+  }
+  Child server(argv,
+               {"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "BOWLINE_LIBVIRT_URI=test:///default",
+                "BOWLINE_KVM_IMAGES_PATH=images"},
+               dir.path());
+  const auto port = server.await(std::regex("listening on http://127\\.0\\.0\\.1:([0-9]+)"));
+  ASSERT_FALSE(port.empty()) << server.output();
+  EXPECT_NE(server.output().find("warning: software emulation"), std::string::npos)
+      << server.output();
+  EXPECT_NE(server.output().find("domain type qemu ("), std::string::npos) << server.output();
+  std::string token;
+  std::ifstream(dir.path() / "data" / "admin.token") >> token;
+  HttpClient client(static_cast<unsigned short>(std::stoi(port)));
+  const auto nodes = client.get("/api/v1/nodes", token);
+  ASSERT_EQ(nodes.status, 200) << nodes.body;
+  const auto node = nodes.parsed()[0];
+  EXPECT_EQ(node["domainType"], "qemu") << nodes.body;
+  EXPECT_EQ(node["domainTypeSetting"], "auto") << nodes.body;
+  ASSERT_EQ(node["warnings"].size(), 1u) << nodes.body;
+  EXPECT_NE(node["warnings"][0].get<std::string>().find("software emulation"), std::string::npos);
+  bool kvm_runs_reported = false;
+  for (const auto& check : node["checks"])
+    if (check["name"] == "kvm-runs") {
+      kvm_runs_reported = true;
+      EXPECT_EQ(check["status"], "warn") << check.dump();
+      EXPECT_EQ(check["required"], false) << check.dump();
+    }
+  EXPECT_TRUE(kvm_runs_reported) << nodes.body;
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0) << server.output();
 }
 
 TEST(ServerBinaryTest, StartsServesAndStopsOnSigterm) {
@@ -159,4 +245,4 @@ TEST(ServerBinaryTest, StartsServesAndStopsOnSigterm) {
 }
 
 }  // namespace
-}  // namespace bowline::api::testing
+}  // namespace bowline::server::testing

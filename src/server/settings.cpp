@@ -1,4 +1,4 @@
-#include "api/settings.hpp"
+#include "server/settings.hpp"
 
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
@@ -16,7 +16,7 @@ extern char** environ;
 #define BOWLINE_WEB_ROOT_DEFAULT "/usr/share/bowline/web"
 #endif
 
-namespace bowline::api {
+namespace bowline::server {
 
 namespace fs = std::filesystem;
 
@@ -40,19 +40,22 @@ const std::vector<SettingKey>& setting_keys() {
       {"server.data_dir", "--data-dir", "BOWLINE_DATA_DIR", "where the database lives"},
       {"server.libvirt_uri", "--libvirt-uri", "BOWLINE_LIBVIRT_URI", "libvirt connection URI"},
       {"server.domain_type", "--domain-type", "BOWLINE_DOMAIN_TYPE",
-       "kvm (hardware virtualisation) or qemu (emulation)"},
+       "auto (kvm when a KVM guest really runs here, else qemu with a warning), kvm (hardware "
+       "virtualisation, refused at start where it does not run) or qemu (software emulation)"},
       {"server.stop_timeout", "--stop-timeout", "BOWLINE_STOP_TIMEOUT",
        "how long a stop waits for the guest before forcing it off (60, 90s, 2m)"},
       {"server.reconcile_interval", "--reconcile-interval", "BOWLINE_RECONCILE_INTERVAL",
        "how often the store is compared with libvirt (0: only at start-up)"},
       {"server.kvm.images_path", "--images-path", "BOWLINE_KVM_IMAGES_PATH",
-       "one directory per space (disk, seed, console log)"},
+       "one directory per space (disk, seed, console log)", "--kvm-images-path",
+       "KNOT_KVM_IMAGES_PATH"},
       {"server.kvm.cloud_image_path", "--cloud-image-path", "BOWLINE_KVM_CLOUD_IMAGE_PATH",
-       "the library that bare image names resolve in"},
+       "the library that bare image names resolve in", "--kvm-cloud-image-path",
+       "KNOT_KVM_CLOUD_IMAGE_PATH"},
       {"server.kvm.base_image_path", "--base-image-path", "BOWLINE_KVM_BASE_IMAGE_PATH",
-       "where downloaded images are cached"},
+       "where downloaded images are cached", "--kvm-base-image-path", "KNOT_KVM_BASE_IMAGE_PATH"},
       {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
-       "DNS servers for bridged guests (comma-separated)"},
+       "DNS servers for bridged guests (comma-separated)", "--kvm-resolvers", "KNOT_KVM_RESOLVERS"},
       {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
       {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
@@ -76,7 +79,9 @@ struct Raw {
   std::vector<std::string> items;  // one item, or a list (resolvers)
   bool list = false;
   SettingSource source = SettingSource::Default;
-  std::string origin;  // "--listen", "BOWLINE_LISTEN", "FILE"
+  std::string origin;   // "--listen", "BOWLINE_LISTEN", "FILE"
+  std::string ignored;  // another spelling that was set too and lost: "KNOT_KVM_... also set"
+  std::string key;      // set when the value is applied
 
   std::string where() const {
     switch (source) {
@@ -91,9 +96,9 @@ struct Raw {
     }
     return origin;
   }
-  const std::string& text(const std::string& key) const {
+  const std::string& text(const std::string& setting) const {
     if (list || items.size() != 1)
-      throw SettingsError(key + " (" + where() + "): expected a single value, not a list");
+      throw SettingsError(setting + " (" + where() + "): expected a single value, not a list");
     return items.front();
   }
 };
@@ -218,13 +223,10 @@ bool is_ip_address(const std::string& text) {
          inet_pton(AF_INET6, text.c_str(), buffer) == 1;
 }
 
-}  // namespace
-
-ServerSettings resolve_settings(const SettingsInput& input) {
-  ServerSettings s;
+// Every value given anywhere, by key: the file's, then the environment's over them (bowline's
+// spelling over knot's), then the flags'.
+std::map<std::string, Raw> given_values(const SettingsInput& input, ServerSettings& s) {
   std::map<std::string, Raw> raw;
-
-  // The file first: it has the lowest precedence after the defaults.
   std::optional<fs::path> file = input.config_file;
   if (file) {
     s.config_file_source = "--config";
@@ -238,124 +240,170 @@ ServerSettings resolve_settings(const SettingsInput& input) {
     raw = read_file(*file);
     s.config_file = file;
   }
+  const auto env_value = [&](const char* name) -> const std::string* {
+    if (!name) return nullptr;
+    const auto it = input.env.find(name);
+    return it == input.env.end() || it->second.empty() ? nullptr : &it->second;
+  };
   for (const auto& k : setting_keys()) {
-    if (auto it = input.env.find(k.env); it != input.env.end() && !it->second.empty()) {
-      Raw r;
-      r.source = SettingSource::Env;
-      r.origin = k.env;
-      r.items = {it->second};
-      raw[k.key] = std::move(r);
-    }
+    const auto* ours = env_value(k.env);
+    const auto* knots = env_value(k.knot_env);
+    if (!ours && !knots) continue;
+    Raw r;
+    r.source = SettingSource::Env;
+    r.origin = ours ? k.env : k.knot_env;
+    r.items = {ours ? *ours : *knots};
+    if (ours && knots) r.ignored = std::string(k.knot_env) + " also set, ignored";
+    raw[k.key] = std::move(r);
   }
   for (const auto& [key, value] : input.flags) {
     check_known(key, "command line");
     std::string flag;
     for (const auto& k : setting_keys())
       if (key == k.key) flag = k.flag;
+    if (const auto it = input.flag_spellings.find(key); it != input.flag_spellings.end())
+      flag = it->second;
     Raw r;
     r.source = SettingSource::Flag;
     r.origin = flag;
     r.items = {value};
     raw[key] = std::move(r);
   }
+  return raw;
+}
 
-  auto take = [&](const char* key) -> const Raw* {
-    const auto it = raw.find(key);
-    if (it == raw.end()) {
-      s.sources[key] = SettingSource::Default;
-      s.origins[key] = "default";
-      return nullptr;
-    }
-    s.sources[key] = it->second.source;
-    s.origins[key] = it->second.origin;
-    return &it->second;
+void set_listen(ServerSettings& s, const Raw& r, const fs::path&) {
+  s.listen = util::trim(r.text("server.listen"));
+  try {
+    api::split_listen_address(s.listen);
+  } catch (const std::invalid_argument& e) {
+    throw SettingsError("server.listen (" + r.where() + "): " + e.what());
+  }
+}
+
+void set_libvirt_uri(ServerSettings& s, const Raw& r, const fs::path&) {
+  s.libvirt_uri = util::trim(r.text("server.libvirt_uri"));
+  if (s.libvirt_uri.empty())
+    throw SettingsError("server.libvirt_uri (" + r.where() + "): the URI is empty");
+}
+
+void set_domain_type(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto type = util::to_lower(util::trim(r.text("server.domain_type")));
+  if (type == "auto")
+    s.domain_type = engine::DomainTypeSetting::Auto;
+  else if (type == "kvm")
+    s.domain_type = engine::DomainTypeSetting::Kvm;
+  else if (type == "qemu")
+    s.domain_type = engine::DomainTypeSetting::Qemu;
+  else
+    throw SettingsError("server.domain_type (" + r.where() + "): \"" + type +
+                        "\" is none of auto, kvm and qemu");
+}
+
+void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
+  std::vector<std::string> list;
+  for (const auto& item : r.items)
+    for (auto& part : split_list(item)) list.push_back(std::move(part));
+  if (list.empty())
+    throw SettingsError("server.kvm.resolvers (" + r.where() + "): the list is empty");
+  for (const auto& address : list)
+    if (!is_ip_address(address))
+      throw SettingsError("server.kvm.resolvers (" + r.where() + "): \"" + address +
+                          "\" is not an IP address");
+  s.resolvers = std::move(list);
+}
+
+void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto value = util::to_lower(util::trim(r.text("server.secure_cookies")));
+  if (value == "true")
+    s.secure_cookies = true;
+  else if (value == "false")
+    s.secure_cookies = false;
+  else if (value != "auto")
+    throw SettingsError("server.secure_cookies (" + r.where() + "): \"" + value +
+                        "\" is none of auto, true and false");
+}
+
+void set_kubevirt_name(ServerSettings& s, const Raw& r, const fs::path&) {
+  s.kubevirt_name = util::trim(r.text("server.kubevirt.name"));
+  if (!s.kubevirt_name.empty() && !is_dns_label(s.kubevirt_name))
+    throw SettingsError("server.kubevirt.name (" + r.where() + "): \"" + s.kubevirt_name +
+                        "\" is not a node name (lowercase letters, digits and '-')");
+  if (s.kubevirt_name == "local")
+    throw SettingsError("server.kubevirt.name (" + r.where() +
+                        "): \"local\" is the libvirt node's name");
+}
+
+void set_kubevirt_namespace(ServerSettings& s, const Raw& r, const fs::path&) {
+  s.kubevirt_namespace = util::trim(r.text("server.kubevirt.namespace"));
+  if (!is_dns_label(s.kubevirt_namespace))
+    throw SettingsError("server.kubevirt.namespace (" + r.where() + "): \"" + s.kubevirt_namespace +
+                        "\" is not a namespace name (lowercase letters, digits and '-')");
+}
+
+// A setting that is a path (relative ones against the start directory).
+template <fs::path ServerSettings::*Member>
+void set_path(ServerSettings& s, const Raw& r, const fs::path& cwd) {
+  s.*Member = resolve_path(r.key, r, cwd);
+}
+
+using Setter = void (*)(ServerSettings&, const Raw&, const fs::path&);
+
+// How each key's text becomes its value.
+const std::map<std::string, Setter>& setters() {
+  static const std::map<std::string, Setter> table{
+      {"server.listen", set_listen},
+      {"server.data_dir", set_path<&ServerSettings::data_dir>},
+      {"server.libvirt_uri", set_libvirt_uri},
+      {"server.domain_type", set_domain_type},
+      {"server.stop_timeout",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.stop_timeout = parse_duration("server.stop_timeout", r);
+       }},
+      {"server.reconcile_interval",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.reconcile_interval = parse_duration("server.reconcile_interval", r, true);
+       }},
+      {"server.kvm.images_path", set_path<&ServerSettings::images_path>},
+      {"server.kvm.cloud_image_path", set_path<&ServerSettings::cloud_image_path>},
+      {"server.kvm.base_image_path", set_path<&ServerSettings::base_image_path>},
+      {"server.kvm.resolvers", set_resolvers},
+      {"server.web_root", set_path<&ServerSettings::web_root>},
+      {"server.secure_cookies", set_secure_cookies},
+      {"server.kubevirt.name", set_kubevirt_name},
+      {"server.kubevirt.kubeconfig", set_path<&ServerSettings::kubevirt_kubeconfig>},
+      {"server.kubevirt.context",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.kubevirt_context = util::trim(r.text("server.kubevirt.context"));
+       }},
+      {"server.kubevirt.namespace", set_kubevirt_namespace},
   };
+  return table;
+}
 
-  if (const auto* r = take("server.listen")) {
-    s.listen = util::trim(r->text("server.listen"));
-    try {
-      split_listen_address(s.listen);
-    } catch (const std::invalid_argument& e) {
-      throw SettingsError("server.listen (" + r->where() + "): " + e.what());
+}  // namespace
+
+ServerSettings resolve_settings(const SettingsInput& input) {
+  ServerSettings s;
+  auto raw = given_values(input, s);
+  for (const auto& k : setting_keys()) {
+    const auto it = raw.find(k.key);
+    if (it == raw.end()) {
+      s.sources[k.key] = SettingSource::Default;
+      s.origins[k.key] = "default";
+      continue;
     }
+    auto& value = it->second;
+    value.key = k.key;
+    s.sources[k.key] = value.source;
+    s.origins[k.key] = value.origin + (value.ignored.empty() ? "" : "; " + value.ignored);
+    setters().at(k.key)(s, value, input.cwd);
   }
-  if (const auto* r = take("server.data_dir"))
-    s.data_dir = resolve_path("server.data_dir", *r, input.cwd);
-  if (const auto* r = take("server.libvirt_uri")) {
-    s.libvirt_uri = util::trim(r->text("server.libvirt_uri"));
-    if (s.libvirt_uri.empty())
-      throw SettingsError("server.libvirt_uri (" + r->where() + "): the URI is empty");
-  }
-  if (const auto* r = take("server.domain_type")) {
-    const auto type = util::to_lower(util::trim(r->text("server.domain_type")));
-    if (type == "kvm")
-      s.domain_type = plan::DomainType::Kvm;
-    else if (type == "qemu")
-      s.domain_type = plan::DomainType::Qemu;
-    else
-      throw SettingsError("server.domain_type (" + r->where() + "): \"" + type +
-                          "\" is neither kvm nor qemu");
-  }
-  if (const auto* r = take("server.stop_timeout"))
-    s.stop_timeout = parse_duration("server.stop_timeout", *r);
-  if (const auto* r = take("server.reconcile_interval"))
-    s.reconcile_interval = parse_duration("server.reconcile_interval", *r, true);
-  if (const auto* r = take("server.kvm.images_path"))
-    s.images_path = resolve_path("server.kvm.images_path", *r, input.cwd);
-  if (const auto* r = take("server.kvm.cloud_image_path"))
-    s.cloud_image_path = resolve_path("server.kvm.cloud_image_path", *r, input.cwd);
-  else
+  // Paths that follow the images path unless set.
+  if (!raw.count("server.kvm.cloud_image_path"))
     s.cloud_image_path = s.images_path / "cloud-images";
-  if (const auto* r = take("server.kvm.base_image_path"))
-    s.base_image_path = resolve_path("server.kvm.base_image_path", *r, input.cwd);
-  else
-    s.base_image_path = s.images_path / "base";
-  if (const auto* r = take("server.kvm.resolvers")) {
-    std::vector<std::string> list;
-    for (const auto& item : r->items)
-      for (auto& part : split_list(item)) list.push_back(std::move(part));
-    if (list.empty())
-      throw SettingsError("server.kvm.resolvers (" + r->where() + "): the list is empty");
-    for (const auto& address : list)
-      if (!is_ip_address(address))
-        throw SettingsError("server.kvm.resolvers (" + r->where() + "): \"" + address +
-                            "\" is not an IP address");
-    s.resolvers = std::move(list);
-  }
-  if (const auto* r = take("server.web_root"))
-    s.web_root = resolve_path("server.web_root", *r, input.cwd);
-  else
-    s.web_root = BOWLINE_WEB_ROOT_DEFAULT;
-  if (const auto* r = take("server.secure_cookies")) {
-    const auto value = util::to_lower(util::trim(r->text("server.secure_cookies")));
-    if (value == "true")
-      s.secure_cookies = true;
-    else if (value == "false")
-      s.secure_cookies = false;
-    else if (value != "auto")
-      throw SettingsError("server.secure_cookies (" + r->where() + "): \"" + value +
-                          "\" is none of auto, true and false");
-  }
-  if (const auto* r = take("server.kubevirt.name")) {
-    s.kubevirt_name = util::trim(r->text("server.kubevirt.name"));
-    if (!s.kubevirt_name.empty() && !is_dns_label(s.kubevirt_name))
-      throw SettingsError("server.kubevirt.name (" + r->where() + "): \"" + s.kubevirt_name +
-                          "\" is not a node name (lowercase letters, digits and '-')");
-    if (s.kubevirt_name == "local")
-      throw SettingsError("server.kubevirt.name (" + r->where() +
-                          "): \"local\" is the libvirt node's name");
-  }
-  if (const auto* r = take("server.kubevirt.kubeconfig"))
-    s.kubevirt_kubeconfig = resolve_path("server.kubevirt.kubeconfig", *r, input.cwd);
-  if (const auto* r = take("server.kubevirt.context"))
-    s.kubevirt_context = util::trim(r->text("server.kubevirt.context"));
-  if (const auto* r = take("server.kubevirt.namespace")) {
-    s.kubevirt_namespace = util::trim(r->text("server.kubevirt.namespace"));
-    if (!is_dns_label(s.kubevirt_namespace))
-      throw SettingsError("server.kubevirt.namespace (" + r->where() + "): \"" +
-                          s.kubevirt_namespace +
-                          "\" is not a namespace name (lowercase letters, digits and '-')");
-  }
+  if (!raw.count("server.kvm.base_image_path")) s.base_image_path = s.images_path / "base";
+  if (!raw.count("server.web_root")) s.web_root = BOWLINE_WEB_ROOT_DEFAULT;
   return s;
 }
 
@@ -366,7 +414,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.listen", s.listen},
       {"server.data_dir", s.data_dir.string()},
       {"server.libvirt_uri", s.libvirt_uri},
-      {"server.domain_type", plan::to_string(s.domain_type)},
+      {"server.domain_type", engine::to_string(s.domain_type)},
       {"server.stop_timeout", std::to_string(s.stop_timeout.count()) + "s"},
       {"server.reconcile_interval", std::to_string(s.reconcile_interval.count()) + "s"},
       {"server.kvm.images_path", s.images_path.string()},
@@ -419,4 +467,4 @@ std::map<std::string, std::string> process_environment() {
   return out;
 }
 
-}  // namespace bowline::api
+}  // namespace bowline::server

@@ -1,6 +1,8 @@
-// The server's settings, from a flag, a BOWLINE_* environment variable, the YAML config file
-// or the default, in that order of precedence; each value remembers where it came from so
-// `bowline server --print-config` can say.
+// The server's settings, from a flag, an environment variable, the YAML config file or the
+// default, in that order of precedence; each value remembers where it came from so
+// `bowline server --print-config` can say. knot's own names for its KVM settings
+// (--kvm-images-path, KNOT_KVM_IMAGES_PATH, ...) work beside bowline's; when both spellings of
+// one environment variable are set, bowline's wins and the other is named as ignored.
 #pragma once
 
 #include <chrono>
@@ -11,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/plan.hpp"
+#include "engine/kvm_probe.hpp"
 
-namespace bowline::api {
+namespace bowline::server {
 
 enum class SettingSource { Default, File, Env, Flag };
 const char* to_string(SettingSource source);  // default | file | env | flag
@@ -29,6 +31,9 @@ struct SettingKey {
   const char* flag;  // "--images-path"
   const char* env;   // "BOWLINE_KVM_IMAGES_PATH"
   const char* help;
+  // knot's spelling of the same setting (seed 001); nullptr when knot has none.
+  const char* knot_flag = nullptr;  // "--kvm-images-path"
+  const char* knot_env = nullptr;   // "KNOT_KVM_IMAGES_PATH"
 };
 // Every setting, in the order --print-config shows them.
 const std::vector<SettingKey>& setting_keys();
@@ -37,7 +42,8 @@ struct ServerSettings {
   std::string listen = "127.0.0.1:7470";
   std::filesystem::path data_dir = "/var/lib/bowline";
   std::string libvirt_uri = "qemu:///system";
-  plan::DomainType domain_type = plan::DomainType::Kvm;
+  // auto: kvm when a probe domain really runs under KVM at start-up, else qemu with a warning.
+  engine::DomainTypeSetting domain_type = engine::DomainTypeSetting::Auto;
   std::chrono::seconds stop_timeout{60};
   std::chrono::seconds reconcile_interval{60};
   std::filesystem::path images_path = "/var/lib/libvirt/images/bowline";
@@ -59,12 +65,15 @@ struct ServerSettings {
   std::optional<std::filesystem::path> config_file;  // the file read, if any
   std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""
   std::map<std::string, SettingSource> sources;      // by key
-  std::map<std::string, std::string> origins;        // by key: "--listen", "BOWLINE_LISTEN", file
+  // By key: "--listen", "BOWLINE_LISTEN", "FILE:LINE", plus what was set and not used.
+  std::map<std::string, std::string> origins;
 };
 
 struct SettingsInput {
-  std::map<std::string, std::string> flags;          // by key ("server.listen"): the flag's text
-  std::map<std::string, std::string> env;            // the environment (only BOWLINE_* is read)
+  std::map<std::string, std::string> flags;  // by key ("server.listen"): the flag's text
+  // By key, when the flag was spelled another way than bowline's own (knot's --kvm-*).
+  std::map<std::string, std::string> flag_spellings;
+  std::map<std::string, std::string> env;  // the environment (BOWLINE_* and KNOT_KVM_* are read)
   std::optional<std::filesystem::path> config_file;  // --config
   std::filesystem::path cwd;  // relative paths resolve against it (where the server starts)
 };
@@ -80,4 +89,4 @@ std::string describe_settings(const ServerSettings& settings);
 // The environment of this process as a map (for SettingsInput::env).
 std::map<std::string, std::string> process_environment();
 
-}  // namespace bowline::api
+}  // namespace bowline::server

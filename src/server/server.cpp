@@ -1,0 +1,204 @@
+#include "server/server.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "api/api.hpp"
+#include "api/http_server.hpp"
+#include "api/routes_static.hpp"
+#include "engine/engine.hpp"
+#include "engine/kubevirt_node.hpp"
+#include "engine/kvm_probe.hpp"
+#include "engine/node_check.hpp"
+#include "image/cache.hpp"
+#include "image/overlay.hpp"
+#include "kubevirt/curl_client.hpp"
+#include "kubevirt/kubeconfig.hpp"
+#include "libvirt/libvirt_hypervisor.hpp"
+#include "server/first_admin.hpp"
+#include "spec/loader.hpp"
+#include "util/clock.hpp"
+#include "util/process.hpp"
+
+namespace bowline::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+void make_directory(const fs::path& dir, std::ostream& err) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    err << "bowline server: warning: cannot create " << dir.string() << ": " << ec.message()
+        << " (node check will say what to do)\n";
+}
+
+// kvm or qemu, by the setting and (unless it is qemu) a probe domain; says what it chose.
+engine::DomainTypeChoice decide_domain_type(const ServerSettings& settings,
+                                            libvirt::Hypervisor& hypervisor, std::ostream& out,
+                                            std::ostream& err) {
+  engine::LibvirtKvmProbe probe(hypervisor);
+  auto choice = engine::choose_domain_type(settings.domain_type, probe);  // throws KvmUnusable
+  if (!choice.warning.empty()) err << "bowline server: warning: " << choice.warning << "\n";
+  out << "bowline server: domain type " << plan::to_string(choice.type);
+  if (choice.probed) out << " (" << choice.verdict.detail << ")";
+  out << "\n";
+  return choice;
+}
+
+engine::EngineSettings engine_settings_for(const ServerSettings& settings,
+                                           plan::DomainType domain_type) {
+  engine::EngineSettings e;
+  e.node.domain_type = domain_type;
+  e.node.images_path = settings.images_path.string();
+  e.node.resolvers = settings.resolvers;
+  e.node.server_url = "http://" + settings.listen;
+  e.stop_timeout = settings.stop_timeout;
+  e.reconcile_interval = settings.reconcile_interval;
+  return e;
+}
+
+// The KubeVirt node, when one is named: its kubeconfig is read once, here.
+struct KubevirtWiring {
+  std::unique_ptr<kubevirt::CurlKubeClient> client;
+  std::unique_ptr<engine::KubevirtNode> node;
+};
+
+KubevirtWiring make_kubevirt_node(const ServerSettings& settings, std::ostream& out) {
+  KubevirtWiring wiring;
+  if (settings.kubevirt_name.empty()) return wiring;
+  const auto path = settings.kubevirt_kubeconfig.empty() ? kubevirt::default_kubeconfig_path()
+                                                         : settings.kubevirt_kubeconfig.string();
+  auto connection = kubevirt::load_kubeconfig(path, settings.kubevirt_context);
+  const auto server = connection.server;
+  wiring.client =
+      std::make_unique<kubevirt::CurlKubeClient>(std::move(connection), std::chrono::seconds(30));
+  wiring.node = std::make_unique<engine::KubevirtNode>(
+      *wiring.client,
+      engine::KubevirtNodeOptions{settings.kubevirt_name, settings.kubevirt_namespace, server});
+  out << "bowline server: kubevirt node " << settings.kubevirt_name << " at " << server
+      << ", namespace " << settings.kubevirt_namespace << "\n";
+  return wiring;
+}
+
+// This node's report for GET /api/v1/nodes, against the templates stored now. The KVM verdict
+// is the start-up probe's: a report never starts QEMU.
+struct NodeReporter {
+  const ServerSettings& settings;
+  const engine::DomainTypeChoice& choice;
+  store::Store& store;
+  libvirt::Hypervisor& hypervisor;
+  const engine::HostProbe& host;
+  util::ProcessRunner& runner;
+
+  nlohmann::json operator()() const {
+    engine::NodeCheckOptions options;
+    options.domain_type = engine::to_string(settings.domain_type);
+    options.images_path = settings.images_path.string();
+    options.cloud_image_path = settings.cloud_image_path.string();
+    options.base_image_path = settings.base_image_path.string();
+    for (const auto& t : store.templates().list())
+      if (auto loaded = spec::load_spec(t.yaml, nullptr); loaded.spec)
+        options.requirements.add(*loaded.spec);
+    engine::NodeCheckContext context;
+    context.hypervisor = &hypervisor;
+    context.uri = settings.libvirt_uri;
+    context.host = &host;
+    context.runner = &runner;
+    if (choice.probed) context.kvm = &choice.verdict;
+    return nlohmann::json::parse(engine::to_json(engine::check_node(options, context)).dump());
+  }
+};
+
+void wait_for_stop_signal(std::ostream& out) {
+  const auto set = stop_signals();
+  int signal_number = 0;
+  while (sigwait(&set, &signal_number) != 0) {
+  }
+  out << "bowline server: " << (signal_number == SIGINT ? "SIGINT" : "SIGTERM") << ": stopping\n"
+      << std::flush;
+}
+
+}  // namespace
+
+void block_stop_signals() {
+  const auto set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& err,
+               bool out_is_terminal) {
+  try {
+    // The database holds service passwords: a directory we make is ours alone.
+    if (fs::create_directories(settings.data_dir))
+      fs::permissions(settings.data_dir, fs::perms::owner_all, fs::perm_options::replace);
+    util::SystemClock clock;
+    store::Store store(settings.data_dir / "bowline.db", clock);
+    announce_first_admin(store, settings.data_dir / "admin.token", out, out_is_terminal);
+    for (const auto& dir :
+         {settings.images_path, settings.cloud_image_path, settings.base_image_path})
+      make_directory(dir, err);
+
+    libvirt::LibvirtOptions libvirt_options;
+    libvirt_options.uri = settings.libvirt_uri;
+    libvirt::LibvirtHypervisor hypervisor(libvirt_options);
+    const auto choice = decide_domain_type(settings, hypervisor, out, err);
+    image::CacheOptions cache_options;
+    cache_options.cloud_image_path = settings.cloud_image_path;
+    cache_options.base_image_path = settings.base_image_path;
+    image::ImageCache images(cache_options);
+    util::SystemProcessRunner runner;
+    image::Disks disks(runner);
+    engine::SysfsHostProbe host;
+    engine::EventBus events(store);
+    // Made before the engine, so that it outlives the engine's background work.
+    const auto kubevirt = make_kubevirt_node(settings, out);
+    engine::Engine engine(store, hypervisor, images, disks, host, events,
+                          engine_settings_for(settings, choice.type));
+    if (kubevirt.node) engine.add_node(*kubevirt.node);
+    engine.start();  // subscribes to libvirt's events and reconciles
+
+    api::ApiOptions api_options;
+    api_options.node = NodeReporter{settings, choice, store, hypervisor, host, runner};
+    api_options.hypervisor = &hypervisor;  // the console and VNC WebSockets
+    api_options.sessions.secure_cookie = settings.secure_cookies;
+    if (kubevirt.node) api_options.remote_nodes.push_back(kubevirt.node.get());
+    api::Api api(store, engine, events, api_options);
+
+    const auto [address, port] = api::split_listen_address(settings.listen);
+    api::HttpServerOptions server_options;
+    server_options.address = address;
+    server_options.port = port;
+    const api::StaticFiles web(settings.web_root);
+    api::HttpServer server(server_options, [&api, &web](api::Request& request) {
+      return api::StaticFiles::handles(request.path) ? web.handle(request) : api.handle(request);
+    });
+    server.start();
+    out << "bowline server listening on http://"
+        << (address.find(':') != std::string::npos ? "[" + address + "]" : address) << ":"
+        << server.port() << " (data in " << settings.data_dir.string() << ", libvirt "
+        << settings.libvirt_uri << ")\n"
+        << std::flush;
+
+    wait_for_stop_signal(out);
+    server.stop();
+    engine.wait_idle();
+    out << "bowline server: stopped\n" << std::flush;
+    return 0;
+  } catch (const std::exception& e) {
+    err << "bowline server: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace bowline::server
