@@ -36,7 +36,9 @@ void add_server_verb(CLI::App& app, int& exit_code) {
     // Both spellings (bowline's, and knot's where it has one) set the same setting.
     auto set = [args, name = std::string(key.key)](const std::string& flag) {
       return [args, name, flag](const std::string& v) {
-        if (args->flags.count(name)) args->twice.push_back(name);
+        // The same flag again: the last wins; bowline's and knot's both: ambiguous.
+        if (auto it = args->spellings.find(name); it != args->spellings.end() && it->second != flag)
+          args->twice.push_back(name);
         args->flags[name] = v;
         args->spellings[name] = flag;
       };

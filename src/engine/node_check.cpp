@@ -584,8 +584,7 @@ NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& c
   if (auto_type) {
     report.domain_type = context.kvm && context.kvm->usable ? "kvm" : "qemu";
     if (report.domain_type == "qemu")
-      report.warnings.push_back(std::string(kSoftwareEmulationWarning) +
-                                (context.kvm ? " (" + context.kvm->detail + ")" : ""));
+      report.warnings.push_back(kSoftwareEmulationWarning);  // why: the kvm-runs check
   }
   auto effective = options;
   effective.domain_type = report.domain_type;

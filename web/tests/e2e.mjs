@@ -86,6 +86,20 @@ async function main() {
     spaceId = (await row.locator("a").first().getAttribute("href")).split("/").pop();
   });
 
+  await step("a node's warning (software emulation) is shown above the pages", async () => {
+    if (!sessions) throw new Skip("the server has no POST /api/v1/session yet");
+    const r = await fetch(BASE + "/api/v1/nodes", { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const warnings = (await r.json()).flatMap((n) => n.warnings || []);
+    if (warnings.length) {
+      const notice = page.locator(".notice").first();
+      await notice.waitFor({ timeout: 10000 });
+      const text = (await notice.textContent()).trim();
+      check(text.includes("software emulation") && text.includes("several times slower"), `the notice reads "${text}"`);
+    } else {
+      check(await page.locator(".notice").count() === 0, "a notice is shown although no node warns");
+    }
+  });
+
   const openViewer = (kind) => openViewerAt(page, BASE, spaceId, kind, errors);
 
   await step("VM Display: the guest's screen, its resolution, 1:1/Fit remembered", async () => {

@@ -57,6 +57,19 @@ function Nav({ user, page, onLogout }) {
     </header>`;
 }
 
+// What a node warns about (software emulation chosen by domain type auto), above every page.
+function NodeWarnings() {
+  const [warnings, setWarnings] = useState([]);
+  useEffect(() => {
+    api.get("/nodes").then((nodes) => setWarnings(
+      (nodes || []).flatMap((n) => (n.warnings || []).map((w) => ({ node: n.name, text: w })))),
+      () => {});
+  }, []);
+  if (!warnings.length) return null;
+  return html`<div class="notices">${warnings.map((w) => html`
+    <p class="notice" role="status" data-node=${w.node}>Node ${w.node}: ${w.text}</p>`)}</div>`;
+}
+
 function Shell({ session, setSession }) {
   const parts = useRoute();
   const user = session.user;
@@ -77,6 +90,7 @@ function Shell({ session, setSession }) {
   else body = html`<${SpacesPage} user=${user} />`;
   return html`
     <${Nav} user=${user} page=${page} onLogout=${logout} />
+    <${NodeWarnings} />
     <main id="main">${body}</main>`;
 }
 

@@ -73,11 +73,16 @@ export function DisplayPage({ id }) {
   }, [id]);
 
   useEffect(() => {
-    localStorage.setItem(SCALE_KEY, scale);
     if (rfbRef.current) rfbRef.current.scaleViewport = scale === "fit";
   }, [scale]);
 
-  const toggle = () => setScale((s) => (s === "fit" ? "native" : "fit"));
+  // Stored in the click itself: an effect runs after the next paint, and a reload right after
+  // the click (e2e.web_ui saw it) lost the choice.
+  const toggle = () => {
+    const next = scale === "fit" ? "native" : "fit";
+    localStorage.setItem(SCALE_KEY, next);
+    setScale(next);
+  };
   return html`
     <div class="viewer display">
       <div class="toolbar" ref=${barRef} role="toolbar" aria-label="Display">

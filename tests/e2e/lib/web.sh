@@ -14,7 +14,7 @@
 #   web_netns_up                    loopback up inside that namespace
 #   web_server_start BOWLINE WORK IMAGES [SERVER ARGS...]
 #                                   `bowline server` on a free loopback port (data in WORK/data,
-#                                   log in WORK/server.log, domain type qemu); exports
+#                                   log in WORK/server.log, domain type $WEB_DOMAIN_TYPE or qemu); exports
 #                                   BOWLINE_SERVER and BOWLINE_TOKEN (admin) and sets
 #                                   WEB_SERVER_PID; status 1 and the reason in WEB_ERROR on failure
 #                                   (not in $(...): the server must be this shell's child)
@@ -62,7 +62,7 @@ web_server_start() {
   local bowline=$1 work=$2 images=$3 port=""
   shift 3
   "$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$images" \
-    --domain-type qemu --libvirt-uri qemu:///system "$@" >"$work/server.log" 2>&1 &
+    --domain-type "${WEB_DOMAIN_TYPE:-qemu}" --libvirt-uri qemu:///system "$@" >"$work/server.log" 2>&1 &
   WEB_SERVER_PID=$!
   for _ in $(seq 1 120); do
     port=$(grep -aoE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -oE '[0-9]+$')
