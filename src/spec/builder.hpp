@@ -30,8 +30,17 @@ class SpecBuilder {
   void read_named_lists(const YAML::Node& root);
   void read_cloud_init(const YAML::Node& root);
   void read_access(const YAML::Node& root);
-  // Rules across fields, sizing (builder_resolve.cpp).
+  // Rules across fields, sizing, Cozystack's defaults (builder_resolve.cpp).
   void resolve(const YAML::Node& root);
+  struct SizingFields;
+  SizingFields sizing_fields(const YAML::Node& root) const;
+  void check_sizing_conflicts(const YAML::Node& root, const SizingFields& fields);
+  void resolve_sizing(const YAML::Node& root, const SizingFields& fields);
+  bool sizing_known() const;
+  void resolve_preference(const YAML::Node& root);
+  void check_preference_minimums(const YAML::Node& root);
+  void check_firmware(const YAML::Node& root);
+  void check_network_and_access(const YAML::Node& root);
 
   // A field that is present but whose value depends on variables not given.
   bool unknown(const std::string& path) const { return unknown_.count(path) != 0; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,11 @@ struct Spec {
   // Template switches.
   bool display = false;  // VM Display over VNC
   bool console = false;  // serial console in the browser
+
+  // Where resolved values came from, by field ("instanceType", "instanceProfile", "sizing",
+  // "firmware.bootloader"): "template", "default", "instance type u1.medium (default)",
+  // "preference ubuntu", or why a default was not applied.
+  std::map<std::string, std::string> origins;
 };
 
 const char* to_string(NetworkMode);

@@ -59,6 +59,7 @@ nlohmann::ordered_json to_json(const Spec& s) {
   out["externalAllowICMP"] = s.external_allow_icmp;
   out["display"] = s.display;
   out["console"] = s.console;
+  out["origins"] = s.origins;
   return out;
 }
 

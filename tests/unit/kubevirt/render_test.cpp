@@ -134,9 +134,13 @@ TEST(Sizing, KnotSizesAndTheDefaultAreCoresAndMemory) {
   auto m = render("name: dev" + kBase + "memory: 4G\ncpus: 2\n");
   EXPECT_EQ(domain(m)["cpu"], (Json{{"cores", 2}, {"sockets", 1}}));
   EXPECT_EQ(domain(m)["resources"]["requests"]["memory"], "4Gi");
+  // Nothing sized: Cozystack's defaults, as the chart renders them.
   m = render("name: dev" + kBase);
-  EXPECT_EQ(domain(m)["cpu"], (Json{{"cores", 1}, {"sockets", 1}}));
-  EXPECT_EQ(domain(m)["resources"]["requests"]["memory"], "512Mi");
+  const auto vm = find_kind(m, "VirtualMachine")["spec"];
+  EXPECT_EQ(vm["instancetype"]["name"], "u1.medium") << vm.dump();
+  EXPECT_EQ(vm["preference"]["name"], "ubuntu") << vm.dump();
+  EXPECT_FALSE(domain(m).contains("cpu"));
+  EXPECT_FALSE(domain(m).contains("resources"));
 }
 
 TEST(Sizing, CpuModelGoesWithEitherSizing) {

@@ -73,8 +73,9 @@ TEST(Firmware, SecureBootWithExplicitBios) {
 TEST(Firmware, SecureBootWithTheDefaultBios) {
   const auto r = with("firmware: {secureBoot: true}\n");
   ASSERT_TRUE(ErrorCount(r, 1));
-  EXPECT_TRUE(HasError(r, "firmware.secureBoot", 3, 24,
-                       "Secure Boot needs bootloader: uefi (the default bootloader is bios)"));
+  EXPECT_TRUE(HasError(
+      r, "firmware.secureBoot", 3, 24,
+      "Secure Boot needs bootloader: uefi (the default preference \"ubuntu\" boots with bios)"));
 }
 
 TEST(Firmware, SecureBootViaABiosPreference) {

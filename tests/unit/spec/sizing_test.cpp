@@ -109,14 +109,50 @@ TEST(Memory, TooLarge) {
   EXPECT_TRUE(HasError(with("memory: 99999999999999999999\n"), "memory", 3, 9, "is too large"));
 }
 
-TEST(Memory, DefaultIs512MiBAndOneVcpu) {
+// Seed 003's defaults: a VM nothing sizes is a u1.medium with the ubuntu preference.
+TEST(Memory, NothingSizedIsAU1MediumWithTheUbuntuPreference) {
   const auto r = with("");
   ASSERT_TRUE(Valid(r));
   EXPECT_FALSE(r.spec->memory_bytes);
   EXPECT_FALSE(r.spec->cpus);
+  EXPECT_EQ(r.spec->instance_type, "u1.medium");
+  EXPECT_EQ(r.spec->sizing.source, SizingSource::InstanceType);
+  EXPECT_EQ(r.spec->sizing.memory_bytes, 4 * kGiB);
+  EXPECT_EQ(r.spec->sizing.vcpus(), 1u);
+  EXPECT_EQ(r.spec->instance_profile, "ubuntu");
+  EXPECT_EQ(r.spec->origins.at("instanceType"), "default");
+  EXPECT_EQ(r.spec->origins.at("instanceProfile"), "default");
+  EXPECT_EQ(r.spec->origins.at("sizing"), "instance type u1.medium (default)");
+  EXPECT_EQ(r.spec->origins.at("firmware.bootloader"), "preference ubuntu");
+}
+
+// knot's sizing keeps knot's defaults for what it leaves out, and gets the ubuntu preference
+// only when the VM meets ubuntu's minimum (2Gi, 1 vCPU): knot templates keep working.
+TEST(Memory, KnotSizingKeepsKnotsDefaultsAndTheUbuntuMinimum) {
+  auto r = with("cpus: 2\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_EQ(r.spec->sizing.source, SizingSource::Knot);
+  EXPECT_EQ(r.spec->sizing.memory_bytes, 512 * kMiB);
+  EXPECT_EQ(r.spec->sizing.vcpus(), 2u);
+  EXPECT_FALSE(r.spec->instance_type);
+  EXPECT_FALSE(r.spec->instance_profile);
+  EXPECT_EQ(r.spec->origins.at("sizing"), "template (cpus; 512 MiB by default)");
+  EXPECT_NE(r.spec->origins.at("instanceProfile").find("none: the default ubuntu needs at least"),
+            std::string::npos)
+      << r.spec->origins.at("instanceProfile");
+  r = with("memory: 4G\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_EQ(r.spec->instance_profile, "ubuntu");
+  EXPECT_EQ(r.spec->origins.at("sizing"), "template (memory; 1 vCPU by default)");
+  // instanceType: "" says "no instance type": knot's defaults, not Cozystack's.
+  r = with("instanceType: \"\"\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_FALSE(r.spec->instance_type);
   EXPECT_EQ(r.spec->sizing.source, SizingSource::Default);
   EXPECT_EQ(r.spec->sizing.memory_bytes, 512 * kMiB);
-  EXPECT_EQ(r.spec->sizing.vcpus(), 1u);
+  // A written preference is the template's.
+  r = with("instanceProfile: alpine\n");
+  EXPECT_EQ(r.spec->origins.at("instanceProfile"), "template");
 }
 
 TEST(Disk, SizesInBytes) {
@@ -396,7 +432,7 @@ TEST(InstanceProfile, KnownProfileIsKept) {
 }
 
 TEST(InstanceProfile, UbuntuNeedsTwoGibibytes) {
-  auto r = with("instanceProfile: ubuntu\n");
+  auto r = with("instanceProfile: ubuntu\nmemory: 512M\n");
   ASSERT_TRUE(ErrorCount(r, 1));
   EXPECT_TRUE(HasError(r, "instanceProfile", 3, 18,
                        "preference \"ubuntu\" needs at least 2Gi of memory; the VM has 512Mi"));
