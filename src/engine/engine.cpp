@@ -260,6 +260,13 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   if (store_.spaces().find_by_domain_name(spec.name))
     throw EngineError(EngineError::Kind::Conflict,
                       "another space already uses the domain name " + spec.name);
+  // A directory of that name is another tool's (a knot space sharing the images path) or a
+  // leftover: its disk must never become this space's, nor be removed if this create fails.
+  if (std::error_code ec; fs::exists(fs::path(settings_.node.images_path) / spec.name, ec))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the directory " + settings_.node.images_path + "/" + spec.name +
+                          " exists but belongs to no space of this server (a leftover, or "
+                          "another tool's): move it away, or choose another name");
   if (auto existing = hypervisor_.lookup(spec.name))
     throw EngineError(EngineError::Kind::Conflict,
                       "libvirt already has a domain named " + spec.name +

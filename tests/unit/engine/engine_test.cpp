@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -180,6 +181,25 @@ TEST_F(EngineTest, MissingBridgeIsRefusedBeforeAnythingIsMade) {
         << e.what();
   }
   EXPECT_TRUE(store_->spaces().list().empty());
+}
+
+// knot's space directories may share the images path: a directory that is no space's is never
+// adopted (its disk would become this space's) nor removed by a failed create.
+TEST_F(EngineTest, ADirectoryThatIsNoSpacesIsRefusedAndKept) {
+  const auto tmpl = add_template(bridged_template());
+  const auto dir = images_ / ("dev-" + suffix_);
+  fs::create_directories(dir);
+  std::ofstream(dir / "disk.qcow2") << "someone else's disk";
+  try {
+    create(tmpl, "dev");
+    FAIL() << "created a space over a directory that is not bowline's";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.kind(), EngineError::Kind::Conflict);
+    EXPECT_NE(std::string(e.what()).find("belongs to no space of this server"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(store_->spaces().list().empty());
+  EXPECT_TRUE(fs::exists(dir / "disk.qcow2"));
 }
 
 TEST_F(EngineTest, StopAndStartKeepTheDisk) {
