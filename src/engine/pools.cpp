@@ -160,7 +160,7 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
       result.agent_problem = e.what();
       events_.publish("space.personalise_failed", member->id, {{"error", e.what()}});
     }
-    // No usable agent: reboot into the owner's seed (a new instance-id, so cloud-init runs).
+    // No usable agent: reboot into the owner's seed (its every-boot program makes the account).
     result.method = ClaimMethod::Reboot;
     result.operation = restart_space(member->id);
   } else {

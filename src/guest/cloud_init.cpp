@@ -6,6 +6,7 @@
 #include "guest/cloud_init_mime.hpp"
 #include "guest/cloud_init_yaml.hpp"
 #include "guest/iso9660_writer.hpp"
+#include "guest/owner_boot_script.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::guest {
@@ -14,7 +15,6 @@ namespace {
 using detail::Yaml;
 
 constexpr std::string_view kCloudConfigHeader = "#cloud-config\n";
-constexpr std::string_view kEnvironmentFile = "/etc/profile.d/bowline-environment.sh";
 
 // Installs qemu-guest-agent only when the image lacks it, with the guest's package manager,
 // each attempt time-limited; whatever happens (offline, no package manager) the boot goes on.
@@ -72,6 +72,16 @@ std::string environment_script(const std::vector<spec::EnvVar>& environment) {
   return out;
 }
 
+// /etc/resolv.conf for a static address: ifupdown's dns-nameservers needs resolvconf, which
+// many images lack, and cloud-init's resolv_conf module skips Debian. The boot script writes it
+// only where nothing else manages the file (see owner_boot_script.hpp).
+std::string resolv_conf(const plan::GuestConfig& g) {
+  if (!g.address || g.resolvers.empty()) return {};
+  std::string out = "# written by bowline at boot: the space's resolvers\n";
+  for (const auto& r : g.resolvers) out += "nameserver " + r + "\n";
+  return out;
+}
+
 Yaml our_cloud_config(const plan::Plan& plan) {
   const auto& g = plan.guest;
   if (g.username.empty()) throw std::invalid_argument("the guest user has no name");
@@ -97,13 +107,24 @@ Yaml our_cloud_config(const plan::Plan& plan) {
   doc.add("manage_etc_hosts", Yaml::boolean(true))
       .add("ssh_pwauth", Yaml::boolean(false))
       .add("users", Yaml::seq({std::move(user)}));
-  if (!g.environment.empty()) {
-    Yaml file = Yaml::map();
-    file.add("path", Yaml::str(std::string(kEnvironmentFile)))
-        .add("permissions", Yaml::str("0644"))
-        .add("content", Yaml::str(environment_script(g.environment)));
-    doc.add("write_files", Yaml::seq({std::move(file)}));
-  }
+  // Every boot: the owner as the seed says now (the users, ssh and write_files modules run
+  // once per instance, and the instance-id stays for the space's life).
+  std::string keys;
+  for (const auto& k : g.ssh_keys) keys += k + "\n";
+  Yaml owner = Yaml::seq();
+  for (const std::string& arg :
+       {std::string("sh"), std::string("-c"), std::string(kOwnerBootScript),
+        std::string("bowline-owner"), g.username, keys, g.password_hash.value_or(""),
+        g.environment.empty() ? std::string() : environment_script(g.environment), g.timezone,
+        resolv_conf(g)})
+    owner.items.push_back(Yaml::str(arg));
+  doc.add("bootcmd", Yaml::seq({std::move(owner)}));
+  // And the network-config at every boot, not only the first: a stopped bridged space's
+  // address can change (set-ip), and so can the resolvers.
+  doc.add(
+      "updates",
+      Yaml::map().add("network", Yaml::map().add("when", Yaml::seq({Yaml::str("boot-new-instance"),
+                                                                    Yaml::str("boot")}))));
   doc.add("runcmd", Yaml::seq({Yaml::str(std::string(kInstallGuestAgent)),
                                Yaml::str(std::string(kEnableGuestAgent))}));
   return doc;
@@ -216,9 +237,11 @@ std::optional<std::string> render_network_config(const plan::Plan& plan) {
         "addresses",
         Yaml::seq({Yaml::str(g.address->to_string() + "/" + std::to_string(g.network->prefix))}));
     if (g.gateway)
-      primary.add("routes", Yaml::seq({Yaml::map()
-                                           .add("to", Yaml::str("default"))
-                                           .add("via", Yaml::str(g.gateway->to_string()))}));
+      // gateway4, not routes: Debian 12's cloud-init renders ifupdown (ENI), where a route
+      // becomes "post-up route add" (net-tools, absent from the image: no default route) and
+      // "to: default" fails its network stage outright; gateway4 becomes ifupdown's own
+      // `gateway`, and networkd, sysconfig and netplan (which only warns that it is old) take it.
+      primary.add("gateway4", Yaml::str(g.gateway->to_string()));
     if (!g.resolvers.empty()) {
       Yaml servers = Yaml::seq();
       for (const auto& r : g.resolvers) servers.items.push_back(Yaml::str(r));

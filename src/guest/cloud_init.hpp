@@ -19,8 +19,13 @@
 //     password_hash is set, else `lock_passwd: true`. No `groups`: a group missing on the image
 //     (`sudo` does not exist on RHEL) makes cloud-init fail to create the user; the sudo rule
 //     alone grants sudo.
-//   write_files: /etc/profile.d/bowline-environment.sh with one `export NAME='value'` line per
-//     environment variable (single-quoted, ' as '\'' : exact for any value, newlines included).
+//   bootcmd (every boot): the owner's account, keys, password hash, environment and time zone
+//     as the seed says now (owner_boot_script.hpp): the users module runs once per instance and
+//     the instance-id is the space's for life. The environment is a profile.d script with one
+//     `export NAME='value'` line per variable (single-quoted, ' as '\'' : exact for any value,
+//     newlines included), readable by root and the owner only.
+//   updates.network.when: [boot-new-instance, boot]: the network-config is applied at every
+//     boot, so a new address (set-ip) or resolvers arrive with the next start.
 //   runcmd: qemu-guest-agent, installed only when the image lacks it with whichever package
 //     manager the guest has (apt-get, dnf, yum, zypper, apk, pacman; with a time limit), then
 //     enabled and started; every step is guarded so that neither an offline guest nor a
@@ -58,8 +63,11 @@
 // network-config (version 2)
 // --------------------------
 //   * plan.guest.address set (bridged): the primary NIC, matched by plan.guest.primary_mac and
-//     renamed eth0 (set-name), gets the static address/prefix, a default route via the gateway
-//     (`routes`; gateway4 is deprecated) and nameservers = plan.guest.resolvers.
+//     renamed eth0 (set-name), gets the static address/prefix, the gateway as `gateway4` (the
+//     one form every renderer turns into a default route: on Debian 12's ifupdown a `routes`
+//     entry needs net-tools, and "to: default" fails cloud-init 22.4's network stage) and
+//     nameservers = plan.guest.resolvers (also written to /etc/resolv.conf at boot where
+//     nothing manages that file: see owner_boot_script.hpp).
 //     Each further NIC (plan.nics[1..]) is matched by MAC, renamed eth1, eth2... and gets
 //     `dhcp4: true` with `optional: true` (boot does not wait for it); its DHCP routes come at
 //     the default DHCP metric, after the static default route. set-name is what makes a MAC

@@ -198,14 +198,11 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
     p.ip = space.ip;
   }
 
-  // instance-id changes only with what cloud-init must apply again: identity and network.
-  std::string identity = space.id + "\n" + p.hostname + "\n" + g.username + "\n";
-  if (g.address)
-    identity += g.address->to_string() + "/" + std::to_string(g.network->prefix) + " via " +
-                g.gateway->to_string();
-  for (const auto& r : g.resolvers) identity += " " + r;
-  identity += g.dhcp_everywhere ? " dhcp-everywhere" : "";
-  p.instance_id = "iid-" + util::sha256_hex(identity).substr(0, 16);
+  // The instance-id is the space's for life: cloud-init makes SSH host keys (and runs the
+  // template's per-instance cloud-config) once per instance-id, and users expect neither again
+  // after a template change or a new address. What must follow a change is applied at every
+  // boot instead (the owner's bootcmd, network-config with updates.network.when: boot).
+  p.instance_id = "iid-" + util::sha256_hex("bowline-instance/" + space.id).substr(0, 16);
   return p;
 }
 

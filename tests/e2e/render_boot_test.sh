@@ -74,6 +74,7 @@ cloudInit: |
   #cloud-config
   runcmd:
     - echo "TEST: user runcmd ran on \$(hostname)"
+    - . /etc/profile.d/bowline-environment.sh && echo "TEST: env GREETING=\$GREETING"
 console: true
 YAML
 
@@ -110,7 +111,8 @@ expect "$console" '^TEST: hostname=dev-box$' "hostname" || ok=0
 expect "$console" "^TEST: net [a-z0-9]+ mac=[0-9a-f:]+ addr=$ip/26$" "static address" || ok=0
 expect "$console" '^TEST: user alice keys=1$' "owner user with key" || ok=0
 expect "$console" '^TEST: user runcmd ran on dev-box$' "the template's own runcmd" || ok=0
-expect "$console" '^TEST: file /etc/profile.d/[a-z-]+\.sh bytes=[0-9]+$' "environment file" || ok=0
+# written by the seed's every-boot program (bootcmd), not write_files
+expect "$console" '^TEST: env GREETING=hello world$' "environment file" || ok=0
 net_ping "$bridge" "$ip" 3 >/dev/null || { log "FAIL: host cannot ping $ip"; ok=0; }
 [ "$ok" = 1 ] || { show_console "$console"; fail "console checks"; }
 log "hostname, address $ip, user, runcmd and ping all as rendered"

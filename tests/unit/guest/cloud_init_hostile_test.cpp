@@ -21,6 +21,8 @@ namespace bowline::guest {
 namespace {
 
 using test::at;
+using test::boot_arg;
+using test::BootArg;
 using test::hand_plan;
 using test::has;
 using test::Json;
@@ -250,7 +252,7 @@ void check_everywhere(const std::string& v) {
   EXPECT_EQ(ud["users"][0]["passwd"].as<std::string>(), *p.guest.password_hash);
   EXPECT_EQ(ud["users"][0]["ssh_authorized_keys"][0].as<std::string>(), v);
   EXPECT_EQ(ud["users"][0]["ssh_authorized_keys"][1].as<std::string>(), "second key");
-  EXPECT_EQ(ud["write_files"][0]["content"].as<std::string>(), env);
+  EXPECT_EQ(boot_arg(ud, BootArg::Environment), env);
   const auto md = YAML::Load(docs.meta_data);
   EXPECT_EQ(md["instance-id"].as<std::string>(), v);
   const auto nc = YAML::Load(*docs.network_config);
@@ -269,7 +271,7 @@ void check_everywhere(const std::string& v) {
   expect_string(at(user, "name"), p.guest.username, "name");
   expect_string(at(user, "passwd"), *p.guest.password_hash, "passwd");
   expect_string(at(user, "ssh_authorized_keys")[0], v, "key");
-  expect_string(at(at(py, "write_files")[0], "content"), env, "content");
+  expect_string(boot_arg(py, BootArg::Environment), env, "environment");
   const auto pm = pyyaml_load(docs.meta_data);
   expect_string(at(pm, "instance-id"), v, "instance-id");
   if (v.empty())
@@ -341,9 +343,8 @@ TEST(Hostile, EnvironmentFileIsExactForShells) {
     names += " \"$V" + std::to_string(i) + "\"";
   }
   const auto py = pyyaml_load(render_user_data(p));
-  const auto content = at(at(py, "write_files")[0], "content").get<std::string>();
-  EXPECT_EQ(YAML::Load(render_user_data(p))["write_files"][0]["content"].as<std::string>(),
-            content);
+  const auto content = boot_arg(py, BootArg::Environment).get<std::string>();
+  EXPECT_EQ(boot_arg(YAML::Load(render_user_data(p)), BootArg::Environment), content);
   test::TempDir dir;
   const auto file = dir.path() / "bowline-environment.sh";
   test::write_file(file, content);

@@ -3,6 +3,7 @@
 // with Python's email parser as cloud-init does; network-config; determinism; the seed ISO
 // read back with isoinfo.
 #include "guest/cloud_init.hpp"
+#include "guest/owner_boot_script.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@ namespace bowline::guest {
 namespace {
 
 using test::at;
+using test::boot_arg;
+using test::BootArg;
 using test::hand_plan;
 using test::has;
 using test::Json;
@@ -58,11 +61,27 @@ TEST(UserData, HoldsOurUserAndSettings) {
   EXPECT_FALSE(user["lock_passwd"].as<bool>());
   EXPECT_EQ(user["passwd"].as<std::string>(), "$6$saltsaltsaltsalt$hash");
   EXPECT_EQ(strings(user["ssh_authorized_keys"]), hand_plan().guest.ssh_keys);
-  ASSERT_EQ(doc["write_files"].size(), 1u);
-  EXPECT_EQ(doc["write_files"][0]["path"].as<std::string>(),
-            "/etc/profile.d/bowline-environment.sh");
-  EXPECT_EQ(doc["write_files"][0]["content"].as<std::string>(),
+  // The owner, keys, environment, time zone and resolvers at every boot, as arguments of one
+  // program (the instance-id stays, so cloud-init's own modules would not apply a change).
+  EXPECT_FALSE(doc["write_files"]);
+  ASSERT_EQ(doc["bootcmd"].size(), 1u);
+  ASSERT_EQ(doc["bootcmd"][0].size(), 10u);
+  EXPECT_EQ(doc["bootcmd"][0][0].as<std::string>(), "sh");
+  EXPECT_EQ(doc["bootcmd"][0][1].as<std::string>(), "-c");
+  EXPECT_EQ(doc["bootcmd"][0][2].as<std::string>(), kOwnerBootScript);
+  EXPECT_EQ(boot_arg(doc, BootArg::User), "alice");
+  std::string keys;
+  for (const auto& k : hand_plan().guest.ssh_keys) keys += k + "\n";
+  EXPECT_EQ(boot_arg(doc, BootArg::Keys), keys);
+  EXPECT_EQ(boot_arg(doc, BootArg::Hash), "$6$saltsaltsaltsalt$hash");
+  EXPECT_EQ(boot_arg(doc, BootArg::Environment),
             "# The space's environment, written by bowline.\nexport EDITOR='vim'\n");
+  EXPECT_EQ(boot_arg(doc, BootArg::Timezone), "Europe/Berlin");
+  EXPECT_EQ(boot_arg(doc, BootArg::Resolv),
+            "# written by bowline at boot: the space's resolvers\nnameserver 1.1.1.1\n"
+            "nameserver 1.0.0.1\n");
+  EXPECT_EQ(strings(doc["updates"]["network"]["when"]),
+            (std::vector<std::string>{"boot-new-instance", "boot"}));
   EXPECT_EQ(doc["runcmd"].size(), 2u);
 }
 
@@ -74,7 +93,10 @@ TEST(UserData, PyYamlReadsTheTypesCloudInitExpects) {
   const auto& user = at(doc, "users")[0];
   EXPECT_EQ(at(user, "lock_passwd"), Json(false));
   EXPECT_EQ(at(user, "passwd"), Json("$6$saltsaltsaltsalt$hash"));
-  EXPECT_EQ(at(at(doc, "write_files")[0], "permissions"), Json("0644")) << "a string, not 420";
+  // Every argument of the boot program a string, as shellify needs (an all-digit key or a
+  // "yes" value must not become a number or a boolean).
+  for (const auto& arg : at(doc, "bootcmd")[0]) EXPECT_TRUE(arg.is_string()) << arg.dump();
+  EXPECT_EQ(at(at(at(doc, "updates"), "network"), "when"), Json({"boot-new-instance", "boot"}));
 }
 
 TEST(UserData, LocksThePasswordWithoutAHash) {
@@ -92,7 +114,9 @@ TEST(UserData, LeavesOutWhatIsNotSet) {
   p.guest.ssh_keys.clear();
   const auto doc = YAML::Load(render_user_data(p));
   EXPECT_FALSE(doc["timezone"]);
-  EXPECT_FALSE(doc["write_files"]);
+  EXPECT_EQ(boot_arg(doc, BootArg::Environment), "") << "no environment: the file is removed";
+  EXPECT_EQ(boot_arg(doc, BootArg::Timezone), "");
+  EXPECT_EQ(boot_arg(doc, BootArg::Keys), "");
   EXPECT_FALSE(doc["users"][0]["ssh_authorized_keys"]);
 }
 
@@ -264,9 +288,8 @@ TEST(Merge, BothTakeEffectAsPyYamlReadsThem) {
   Json runcmd = at(ours, "runcmd");
   for (const auto& item : at(theirs, "runcmd")) runcmd.push_back(item);
   EXPECT_EQ(at(merged, "runcmd"), runcmd);
-  Json files = at(ours, "write_files");
-  files.push_back(at(theirs, "write_files")[0]);
-  EXPECT_EQ(at(merged, "write_files"), files);
+  EXPECT_EQ(at(merged, "write_files"), at(theirs, "write_files"));
+  EXPECT_EQ(at(merged, "bootcmd"), at(ours, "bootcmd"));
   // users: ours first, then theirs.
   Json users = at(ours, "users");
   for (const auto& item : at(theirs, "users")) users.push_back(item);
@@ -555,11 +578,11 @@ TEST(NetworkConfig, StaticAddressOnThePrimaryNicByMac) {
   EXPECT_EQ(at(at(eth0, "match"), "macaddress"), Json("52:54:00:12:34:56"));
   EXPECT_EQ(at(eth0, "set-name"), Json("eth0"));
   EXPECT_EQ(at(eth0, "addresses"), Json({"198.51.100.10/24"}));
-  const auto& route = at(eth0, "routes")[0];
-  EXPECT_EQ(at(route, "to"), Json("default"));
-  EXPECT_EQ(at(route, "via"), Json("198.51.100.1"));
+  // gateway4: the form Debian 12's cloud-init (ifupdown) turns into a default route; a routes
+  // entry needs net-tools there, and "to: default" fails its network stage.
+  EXPECT_EQ(at(eth0, "gateway4"), Json("198.51.100.1"));
+  EXPECT_FALSE(has(eth0, "routes"));
   EXPECT_EQ(at(at(eth0, "nameservers"), "addresses"), Json({"1.1.1.1", "1.0.0.1"}));
-  EXPECT_FALSE(has(eth0, "gateway4"));
   EXPECT_FALSE(has(eth0, "dhcp4"));
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -205,6 +206,17 @@ inline bool has(const Json& map, std::string_view key) {
   for (const auto& entry : map.at("map"))
     if (entry.at(0).is_string() && entry.at(0).get<std::string>() == key) return true;
   return false;
+}
+
+// The arguments of bowline's every-boot program (user-data bootcmd[0]: sh -c SCRIPT NAME USER
+// KEYS HASH ENVIRONMENT TIMEZONE RESOLV), by name.
+enum class BootArg { User = 4, Keys = 5, Hash = 6, Environment = 7, Timezone = 8, Resolv = 9 };
+
+inline std::string boot_arg(const YAML::Node& user_data, BootArg arg) {
+  return user_data["bootcmd"][0][static_cast<int>(arg)].as<std::string>();
+}
+inline const Json& boot_arg(const Json& user_data, BootArg arg) {
+  return at(user_data, "bootcmd")[0].at(static_cast<std::size_t>(arg));
 }
 
 // A plan with every guest field set, built by hand: bridged, static address.

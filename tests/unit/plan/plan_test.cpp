@@ -119,22 +119,27 @@ TEST(MakePlan, NatSpaceUsesTheLibvirtNetworksAndNoStaticAddress) {
   EXPECT_FALSE(p.guest.address.has_value());
 }
 
-TEST(MakePlan, InstanceIdIsStableAndChangesOnlyWithIdentityOrNetwork) {
+// The instance-id is the space's for life: cloud-init would otherwise make new SSH host keys
+// (and run the template's per-instance cloud-config again) after a template change or set-ip.
+TEST(MakePlan, InstanceIdIsTheSpacesForLife) {
   const auto spec = load(kBridged);
   const auto base = make_plan(spec, alice(), facts(), NodeSettings{});
   EXPECT_EQ(base.instance_id, make_plan(spec, alice(), facts(), NodeSettings{}).instance_id);
-  // More memory: nothing for cloud-init to redo.
   auto bigger = spec;
   bigger.sizing.memory_bytes *= 2;
   EXPECT_EQ(base.instance_id, make_plan(bigger, alice(), facts(), NodeSettings{}).instance_id);
-  // A new address: cloud-init must apply it.
-  EXPECT_NE(
+  EXPECT_EQ(
       base.instance_id,
       make_plan(spec, alice(), facts(spec::Ipv4Address::parse("198.51.100.11")), NodeSettings{})
-          .instance_id);
+          .instance_id)
+      << "a new address is applied at boot, not by a new instance";
   auto renamed = spec;
   renamed.hostname = "other";
-  EXPECT_NE(base.instance_id, make_plan(renamed, alice(), facts(), NodeSettings{}).instance_id);
+  EXPECT_EQ(base.instance_id, make_plan(renamed, alice(), facts(), NodeSettings{}).instance_id);
+  // Another space (a clone, a recreated space) is another instance.
+  auto other = facts();
+  other.id = "7d0f0a52-0000-4000-8000-000000000002";
+  EXPECT_NE(base.instance_id, make_plan(spec, alice(), other, NodeSettings{}).instance_id);
 }
 
 TEST(MakePlan, CloudInitSeedDrivesTheUuid) {

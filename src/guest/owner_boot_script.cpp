@@ -1,0 +1,65 @@
+#include "guest/owner_boot_script.hpp"
+
+namespace bowline::guest {
+
+// POSIX sh with the tools every image has: glibc's (useradd, chpasswd) or busybox's (adduser,
+// chpasswd), so Alpine's cloud images and the tiny test guest run it as Debian does.
+const char* const kOwnerBootScript =
+    R"sh(user=$1 keys=$2 hash=$3 environment=$4 timezone=$5 resolv=$6
+state=/var/lib/bowline
+umask 022
+mkdir -p "$state" && chmod 0700 "$state"
+entry=$(awk -F: -v u="$user" '$1 == u' /etc/passwd)
+if [ -z "$entry" ]; then
+  shell=/bin/sh
+  [ -x /bin/bash ] && shell=/bin/bash
+  if command -v useradd >/dev/null 2>&1; then useradd -m -s "$shell" "$user"
+  elif command -v adduser >/dev/null 2>&1; then adduser -D -s "$shell" "$user"
+  fi # neither: cloud-init's users module makes the account after this
+  entry=$(awk -F: -v u="$user" '$1 == u' /etc/passwd)
+fi
+gid=0
+if [ -n "$entry" ]; then
+  home=$(echo "$entry" | cut -d: -f6)
+  gid=$(echo "$entry" | cut -d: -f4)
+  if [ -n "$hash" ]; then printf '%s:%s\n' "$user" "$hash" | chpasswd -e
+  else passwd -l "$user" >/dev/null 2>&1; fi
+  mkdir -p /etc/sudoers.d
+  printf '%s ALL=(ALL) NOPASSWD:ALL\n' "$user" >/etc/sudoers.d/90-bowline-owner
+  chmod 0440 /etc/sudoers.d/90-bowline-owner
+  mkdir -p "$home/.ssh"
+  ak=$home/.ssh/authorized_keys
+  touch "$ak"
+  printf '%s\n' "$keys" | grep -v '^$' >"$state/owner-keys.new"
+  # Drop the keys bowline gave before and the ones it gives now, then add the current ones.
+  cat "$state/owner-keys" "$state/owner-keys.new" 2>/dev/null | grep -v '^$' >"$state/owner-keys.drop"
+  grep -vxF -f "$state/owner-keys.drop" "$ak" >"$ak.bowline-new"
+  cat "$state/owner-keys.new" >>"$ak.bowline-new"
+  mv "$state/owner-keys.new" "$state/owner-keys"
+  rm -f "$state/owner-keys.drop"
+  chmod 0600 "$ak.bowline-new" && mv "$ak.bowline-new" "$ak"
+  chmod 0700 "$home/.ssh"
+  chown -R "$user:$gid" "$home/.ssh"
+fi
+env_file=/etc/profile.d/bowline-environment.sh
+if [ -n "$environment" ]; then
+  mkdir -p /etc/profile.d
+  printf '%s' "$environment" >"$env_file.new"
+  chown "0:$gid" "$env_file.new" && chmod 0640 "$env_file.new" && mv "$env_file.new" "$env_file"
+else
+  rm -f "$env_file"
+fi
+if [ -n "$timezone" ] && [ -e "/usr/share/zoneinfo/$timezone" ]; then
+  ln -sf "/usr/share/zoneinfo/$timezone" /etc/localtime
+  printf '%s\n' "$timezone" >/etc/timezone
+fi
+# resolv.conf: only a plain file that is missing or ours; a symlink (systemd-resolved,
+# resolvconf) or another tool's file is theirs.
+if [ -n "$resolv" ] && [ ! -L /etc/resolv.conf ] &&
+  { [ ! -e /etc/resolv.conf ] || head -n 1 /etc/resolv.conf | grep -q '^# written by bowline'; }; then
+  printf '%s' "$resolv" >/etc/resolv.conf.bowline-new && mv /etc/resolv.conf.bowline-new /etc/resolv.conf
+fi
+exit 0
+)sh";
+
+}  // namespace bowline::guest
