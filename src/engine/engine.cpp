@@ -19,13 +19,6 @@ using store::SpaceState;
 
 namespace {
 
-// Whether the domain has a guest (running, paused or blocked): the space counts as running.
-bool has_a_guest(const libvirt::DomainInfo& info) {
-  return info.status.state == libvirt::DomainState::Running ||
-         info.status.state == libvirt::DomainState::Paused ||
-         info.status.state == libvirt::DomainState::Blocked;
-}
-
 // The network key under which a bridged template's addresses are leased: one address space
 // per bridge and subnet, shared by every template on it.
 std::string network_key(const spec::Network& n) {
@@ -348,23 +341,26 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
 
 std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
                              std::function<void(std::int64_t)> body) {
-  const auto operation = store_.operations().create(space.id, kind);
-  events_.publish("operation.started", space.id, {{"operation", operation.id}, {"kind", kind}});
-  executor_.submit(
-      space.id, [this, id = space.id, op = operation.id, kind, body = std::move(body)] {
-        try {
-          body(op);
-          store_.operations().succeed(op);
-          events_.publish("operation.succeeded", id, {{"operation", op}, {"kind", kind}});
-        } catch (const std::exception& e) {
-          store_.operations().fail(op, e.what());
-          events_.publish("operation.failed", id,
-                          {{"operation", op}, {"kind", kind}, {"error", e.what()}});
-          if (store_.spaces().get(id))
-            set_state(id, SpaceState::Error, kind + " failed: " + e.what());
-        }
-      });
-  return operation.id;
+  // After a restart, the work continues under the operation a client may be waiting on.
+  const auto adopted = take_adopted(space.id);
+  const auto operation = adopted ? *adopted : store_.operations().create(space.id, kind).id;
+  events_.publish("operation.started", space.id,
+                  adopted
+                      ? nlohmann::json{{"operation", operation}, {"kind", kind}, {"resumed", true}}
+                      : nlohmann::json{{"operation", operation}, {"kind", kind}});
+  executor_.submit(space.id, [this, id = space.id, op = operation, kind, body = std::move(body)] {
+    try {
+      body(op);
+      store_.operations().succeed(op);
+      events_.publish("operation.succeeded", id, {{"operation", op}, {"kind", kind}});
+    } catch (const std::exception& e) {
+      store_.operations().fail(op, e.what());
+      events_.publish("operation.failed", id,
+                      {{"operation", op}, {"kind", kind}, {"error", e.what()}});
+      if (store_.spaces().get(id)) set_state(id, SpaceState::Error, kind + " failed: " + e.what());
+    }
+  });
+  return operation;
 }
 
 // image -> overlay -> seed -> define -> start. `first`: a failure undoes what this made.
@@ -700,120 +696,6 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
       }
     }
   });
-}
-
-void Engine::reconcile() {
-  std::set<std::string> known_domains;
-  for (const auto& space : store_.spaces().list()) {
-    known_domains.insert(space.domain_name);
-    switch (space.state) {
-      case SpaceState::Pending:
-      case SpaceState::Creating:
-      case SpaceState::Starting:
-        // The server stopped during an operation: finish it (bring_up is idempotent).
-        if (space.desired_state == store::DesiredState::Running) {
-          start_space(space.id);
-        } else {
-          executor_.submit(space.id, [this, id = space.id] {
-            if (auto current = store_.spaces().get(id)) settle_interrupted(*current);
-          });
-        }
-        continue;
-      case SpaceState::Stopping:
-        // A stop (or a restart's stop) was cut short: do it again.
-        if (space.desired_state == store::DesiredState::Running)
-          start_space(space.id);
-        else
-          stop_space(space.id);
-        continue;
-      case SpaceState::Deleting:
-        delete_space(space.id);
-        continue;
-      default:
-        queue_drift_check(space.id);
-    }
-  }
-  report_orphans(known_domains);
-  for (const auto& pool : store_.pools().list()) replenish(pool.id);
-}
-
-void Engine::audit() {
-  std::set<std::string> known_domains;
-  for (const auto& space : store_.spaces().list()) {
-    known_domains.insert(space.domain_name);
-    queue_drift_check(space.id);
-  }
-  report_orphans(known_domains);
-}
-
-void Engine::settle_interrupted(const store::Space& space) {
-  // A create or start that was not to leave the space running was cut short: whatever the
-  // machine is now (nothing made yet counts as stopped) is the space's state.
-  try {
-    if (is_remote(space)) return remote_settle_interrupted(space);
-    const auto info = hypervisor_.lookup(space.domain_name);
-    set_state(space.id, info && has_a_guest(*info) ? SpaceState::Running : SpaceState::Stopped);
-  } catch (const std::exception& e) {
-    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
-  }
-}
-
-void Engine::queue_drift_check(const std::string& id) {
-  // On the space's queue, behind its lifecycle events: a check run on the caller's thread
-  // raced a queued stop event, and whichever wrote last won.
-  executor_.submit(id, [this, id] {
-    if (auto current = store_.spaces().get(id)) check_drift(*current);
-  });
-}
-
-void Engine::check_drift(const store::Space& space) {
-  if (is_remote(space)) return remote_check_drift(space);
-  switch (space.state) {
-    case SpaceState::Pending:
-    case SpaceState::Creating:
-    case SpaceState::Starting:
-    case SpaceState::Stopping:
-    case SpaceState::Deleting:
-      return;  // an operation owns the state
-    default:
-      break;
-  }
-  std::optional<libvirt::DomainInfo> info;
-  try {
-    info = hypervisor_.lookup(space.domain_name);
-  } catch (const std::exception& e) {
-    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
-    return;
-  }
-  if (!info) {
-    if (space.applied_template_revision != 0 && space.state != SpaceState::Error)
-      set_state(space.id, SpaceState::Error,
-                "the domain " + space.domain_name + " vanished from libvirt");
-    return;
-  }
-  const bool running = has_a_guest(*info);
-  if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
-  if (!running && space.state == SpaceState::Running) set_state(space.id, SpaceState::Stopped);
-}
-
-void Engine::report_orphans(const std::set<std::string>& known_domains) {
-  // What bowline made but the store does not know: reported, never deleted on a guess.
-  auto first_time = [this](const std::string& key) {
-    std::lock_guard lock(orphans_mutex_);
-    return reported_orphans_.insert(key).second;
-  };
-  for (const auto& domain : hypervisor_.list())
-    if (domain.metadata && !known_domains.count(domain.name) && first_time("domain:" + domain.name))
-      events_.publish("reconcile.orphan", std::nullopt,
-                      {{"domain", domain.name}, {"space", domain.metadata->space_id}});
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
-    const auto name = entry.path().filename().string();
-    if (entry.is_directory() && !known_domains.count(name) && name != "base" &&
-        name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso") &&
-        first_time("dir:" + entry.path().string()))
-      events_.publish("reconcile.orphan", std::nullopt, {{"directory", entry.path().string()}});
-  }
 }
 
 }  // namespace bowline::engine

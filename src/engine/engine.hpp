@@ -152,6 +152,16 @@ class Engine {
   void fill_pool(std::int64_t pool_id);
   std::int64_t enqueue(const store::Space& space, const std::string& kind,
                        std::function<void(std::int64_t)> body);
+  // Operations a stopped server left unfinished (reconcile.cpp). The newest one of a space is
+  // adopted by the operation that continues its work (the next enqueue for that space), so a
+  // client waiting on it sees it end; the others end as superseded, or as interrupted when
+  // nothing continues them.
+  using Unfinished = std::map<std::string, std::vector<store::Operation>>;
+  Unfinished unfinished_operations();
+  void adopt(const std::string& space_id, std::vector<store::Operation>& operations);
+  void end_interrupted(std::vector<store::Operation>& operations, const std::string& why);
+  std::optional<std::int64_t> take_adopted(const std::string& space_id);
+  void reconcile_space(const store::Space& space, std::vector<store::Operation>& operations);
   void bring_up(const std::string& id, std::int64_t operation, bool first);
   void shut_down(const store::Space& space, std::int64_t operation);
   void tear_down(const store::Space& space);
@@ -163,7 +173,7 @@ class Engine {
   bool still_true(const std::string& domain, libvirt::DomainState state);
   void check_drift(const store::Space& space);
   void queue_drift_check(const std::string& id);
-  void settle_interrupted(const store::Space& space);
+  void settle_interrupted(const store::Space& space, std::optional<std::int64_t> operation);
   void report_orphans(const std::set<std::string>& known_domains);
   void audit_loop();
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
@@ -204,6 +214,8 @@ class Engine {
   bool audit_stop_ = false;
   std::thread auditor_;
   std::map<std::string, RemoteNode*> remote_nodes_;  // by name; set before start()
+  std::mutex adopted_mutex_;
+  std::map<std::string, std::int64_t> adopted_;  // space id -> operation its next enqueue takes
   Executor executor_;  // last: its threads stop before the members they use
 };
 

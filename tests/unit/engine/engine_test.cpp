@@ -346,6 +346,47 @@ TEST_F(EngineTest, AnInterruptedOperationThatWasNotToRunSettlesOnWhatLibvirtSays
   EXPECT_EQ(space(never.id).state, store::SpaceState::Stopped);
   EXPECT_EQ(space(on.id).state, store::SpaceState::Running) << "libvirt's state wins";
   EXPECT_EQ(hypervisor_->state(off.domain_name).state, libvirt::DomainState::Shutoff);
+  EXPECT_TRUE(store_->operations().list_unfinished().empty());
+}
+
+// Operations a killed server left behind end when their work does, under their own ids: a
+// client waiting on one (space create --wait) sees it finish; none stays running for ever.
+TEST_F(EngineTest, EveryOperationCutShortByARestartEnds) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  // A create cut short while it was starting the domain.
+  const auto made = space(create(tmpl, "made").space.id);
+  store_->spaces().set_state(made.id, store::SpaceState::Creating);
+  const auto create_op = store_->operations().create(made.id, "create").id;
+  store_->operations().progress(create_op, "defining domain", 90);
+  // A stop that was queued and never ran: the space still runs, the user wants it stopped.
+  const auto queued = space(create(tmpl, "queued").space.id);
+  store_->spaces().set_desired_state(queued.id, store::DesiredState::Stopped);
+  const auto stop_op = store_->operations().create(queued.id, "stop").id;
+  // A restart whose effect nobody can confirm, and an older start queued before it.
+  const auto both = space(create(tmpl, "both").space.id);
+  const auto older = store_->operations().create(both.id, "start").id;
+  const auto restart_op = store_->operations().create(both.id, "restart").id;
+  // An operation of a space that no longer exists.
+  const auto orphan_op = store_->operations().create(std::string("gone-space"), "delete").id;
+
+  start_engine(*hypervisor_);
+  engine_->wait_idle();
+  auto op = [&](std::int64_t id) { return *store_->operations().get(id); };
+  EXPECT_EQ(op(create_op).state, store::OperationState::Succeeded) << op(create_op).error;
+  EXPECT_EQ(space(made.id).state, store::SpaceState::Running);
+  EXPECT_EQ(op(stop_op).state, store::OperationState::Succeeded) << op(stop_op).error;
+  EXPECT_EQ(space(queued.id).state, store::SpaceState::Stopped);
+  EXPECT_EQ(hypervisor_->state(queued.domain_name).state, libvirt::DomainState::Shutoff);
+  EXPECT_EQ(op(restart_op).state, store::OperationState::Failed);
+  EXPECT_NE(op(restart_op)
+                .error.find("interrupted: the server stopped before it finished; the "
+                            "space is running"),
+            std::string::npos)
+      << op(restart_op).error;
+  EXPECT_EQ(op(older).state, store::OperationState::Failed);
+  EXPECT_NE(op(older).error.find("interrupted: "), std::string::npos) << op(older).error;
+  EXPECT_EQ(op(orphan_op).state, store::OperationState::Failed);
+  EXPECT_TRUE(store_->operations().list_unfinished().empty());
 }
 
 // A server killed while libvirtd was starting a domain: at the next start-up, the engine's

@@ -1,0 +1,222 @@
+// The store against libvirt (and the other nodes) at start-up and on a timer: libvirt's state
+// wins; operations a stopped server left are finished under their own ids; orphans are
+// reported, never deleted on a guess.
+#include <filesystem>
+
+#include "engine/engine.hpp"
+
+namespace bowline::engine {
+
+namespace fs = std::filesystem;
+using store::SpaceState;
+
+namespace {
+
+// Whether the domain has a guest (running, paused or blocked): the space counts as running.
+bool has_a_guest(const libvirt::DomainInfo& info) {
+  return info.status.state == libvirt::DomainState::Running ||
+         info.status.state == libvirt::DomainState::Paused ||
+         info.status.state == libvirt::DomainState::Blocked;
+}
+
+}  // namespace
+
+void Engine::reconcile() {
+  auto unfinished = unfinished_operations();
+  std::set<std::string> known_domains;
+  for (const auto& space : store_.spaces().list()) {
+    known_domains.insert(space.domain_name);
+    reconcile_space(space, unfinished[space.id]);
+    unfinished.erase(space.id);
+  }
+  // Operations of spaces that are gone, or of none.
+  for (auto& [space_id, operations] : unfinished)
+    end_interrupted(operations, "the server stopped before it finished");
+  report_orphans(known_domains);
+  for (const auto& pool : store_.pools().list()) replenish(pool.id);
+}
+
+// Finishes what a stopped server left half-done, under the operations it left.
+void Engine::reconcile_space(const store::Space& space, std::vector<store::Operation>& operations) {
+  const bool to_run = space.desired_state == store::DesiredState::Running;
+  switch (space.state) {
+    case SpaceState::Pending:
+    case SpaceState::Creating:
+    case SpaceState::Starting:
+      // The server stopped during an operation: finish it (bring_up is idempotent).
+      if (to_run) {
+        adopt(space.id, operations);
+        start_space(space.id);
+      } else {
+        std::optional<std::int64_t> last;
+        if (!operations.empty()) {
+          last = operations.back().id;
+          operations.pop_back();
+          end_interrupted(operations, "superseded by operation " + std::to_string(*last));
+        }
+        executor_.submit(space.id, [this, id = space.id, last] {
+          if (auto current = store_.spaces().get(id)) settle_interrupted(*current, last);
+        });
+      }
+      return;
+    case SpaceState::Stopping:
+      // A stop (or a restart's stop) was cut short: do it again.
+      adopt(space.id, operations);
+      if (to_run)
+        start_space(space.id);
+      else
+        stop_space(space.id);
+      return;
+    case SpaceState::Deleting:
+      adopt(space.id, operations);
+      delete_space(space.id);
+      return;
+    default:
+      break;
+  }
+  // Settled, but an operation was queued or cut short: do what it was for, or end it.
+  if (!operations.empty()) {
+    if (to_run && space.state == SpaceState::Stopped) {
+      adopt(space.id, operations);
+      start_space(space.id);
+    } else if (!to_run && space.state == SpaceState::Running) {
+      adopt(space.id, operations);
+      stop_space(space.id);
+    } else {
+      end_interrupted(operations, std::string("the server stopped before it finished; the "
+                                              "space is ") +
+                                      store::to_string(space.state));
+    }
+  }
+  queue_drift_check(space.id);
+}
+
+Engine::Unfinished Engine::unfinished_operations() {
+  Unfinished out;
+  for (auto& op : store_.operations().list_unfinished())
+    out[op.space_id.value_or("")].push_back(std::move(op));
+  return out;
+}
+
+void Engine::adopt(const std::string& space_id, std::vector<store::Operation>& operations) {
+  if (operations.empty()) return;
+  const auto last = operations.back().id;
+  operations.pop_back();
+  end_interrupted(operations, "superseded by operation " + std::to_string(last));
+  std::lock_guard lock(adopted_mutex_);
+  adopted_[space_id] = last;
+}
+
+std::optional<std::int64_t> Engine::take_adopted(const std::string& space_id) {
+  std::lock_guard lock(adopted_mutex_);
+  const auto it = adopted_.find(space_id);
+  if (it == adopted_.end()) return std::nullopt;
+  const auto id = it->second;
+  adopted_.erase(it);
+  return id;
+}
+
+void Engine::end_interrupted(std::vector<store::Operation>& operations, const std::string& why) {
+  for (const auto& op : operations) {
+    const auto error = "interrupted: " + why;
+    store_.operations().fail(op.id, error);
+    events_.publish("operation.failed",
+                    op.space_id ? std::optional<std::string>(*op.space_id) : std::nullopt,
+                    {{"operation", op.id}, {"kind", op.kind}, {"error", error}});
+  }
+  operations.clear();
+}
+
+void Engine::audit() {
+  std::set<std::string> known_domains;
+  for (const auto& space : store_.spaces().list()) {
+    known_domains.insert(space.domain_name);
+    queue_drift_check(space.id);
+  }
+  report_orphans(known_domains);
+}
+
+void Engine::settle_interrupted(const store::Space& space, std::optional<std::int64_t> operation) {
+  // A create or start that was not to leave the space running was cut short: whatever the
+  // machine is now (nothing made yet counts as stopped) is the space's state, and the
+  // operation has done what it was for.
+  try {
+    if (is_remote(space)) {
+      remote_settle_interrupted(space);
+    } else {
+      const auto info = hypervisor_.lookup(space.domain_name);
+      set_state(space.id, info && has_a_guest(*info) ? SpaceState::Running : SpaceState::Stopped);
+    }
+    if (operation) {
+      store_.operations().succeed(*operation);
+      events_.publish("operation.succeeded", space.id, {{"operation", *operation}});
+    }
+  } catch (const std::exception& e) {
+    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+    if (operation) {
+      store_.operations().fail(*operation, std::string("interrupted: ") + e.what());
+      events_.publish("operation.failed", space.id,
+                      {{"operation", *operation}, {"error", e.what()}});
+    }
+  }
+}
+
+void Engine::queue_drift_check(const std::string& id) {
+  // On the space's queue, behind its lifecycle events: a check run on the caller's thread
+  // raced a queued stop event, and whichever wrote last won.
+  executor_.submit(id, [this, id] {
+    if (auto current = store_.spaces().get(id)) check_drift(*current);
+  });
+}
+
+void Engine::check_drift(const store::Space& space) {
+  if (is_remote(space)) return remote_check_drift(space);
+  switch (space.state) {
+    case SpaceState::Pending:
+    case SpaceState::Creating:
+    case SpaceState::Starting:
+    case SpaceState::Stopping:
+    case SpaceState::Deleting:
+      return;  // an operation owns the state
+    default:
+      break;
+  }
+  std::optional<libvirt::DomainInfo> info;
+  try {
+    info = hypervisor_.lookup(space.domain_name);
+  } catch (const std::exception& e) {
+    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+    return;
+  }
+  if (!info) {
+    if (space.applied_template_revision != 0 && space.state != SpaceState::Error)
+      set_state(space.id, SpaceState::Error,
+                "the domain " + space.domain_name + " vanished from libvirt");
+    return;
+  }
+  const bool running = has_a_guest(*info);
+  if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
+  if (!running && space.state == SpaceState::Running) set_state(space.id, SpaceState::Stopped);
+}
+
+void Engine::report_orphans(const std::set<std::string>& known_domains) {
+  // What bowline made but the store does not know: reported, never deleted on a guess.
+  auto first_time = [this](const std::string& key) {
+    std::lock_guard lock(orphans_mutex_);
+    return reported_orphans_.insert(key).second;
+  };
+  for (const auto& domain : hypervisor_.list())
+    if (domain.metadata && !known_domains.count(domain.name) && first_time("domain:" + domain.name))
+      events_.publish("reconcile.orphan", std::nullopt,
+                      {{"domain", domain.name}, {"space", domain.metadata->space_id}});
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
+    const auto name = entry.path().filename().string();
+    if (entry.is_directory() && !known_domains.count(name) && name != "base" &&
+        name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso") &&
+        first_time("dir:" + entry.path().string()))
+      events_.publish("reconcile.orphan", std::nullopt, {{"directory", entry.path().string()}});
+  }
+}
+
+}  // namespace bowline::engine
