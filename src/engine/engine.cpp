@@ -492,6 +492,17 @@ std::int64_t Engine::start_space(const std::string& id) {
   });
 }
 
+// libvirt autostarts a domain when libvirtd starts (a host reboot): only while its space is to
+// run. A user's stop turns it off; the next start turns it on again for runStrategy Always.
+void Engine::keep_off_at_boot(const store::Space& space) {
+  try {
+    if (const auto info = hypervisor_.lookup(space.domain_name); info && info->autostart)
+      hypervisor_.set_autostart(space.domain_name, false);
+  } catch (const libvirt::HypervisorError& e) {
+    if (!e.is_no_domain()) throw;
+  }
+}
+
 bool Engine::wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock lock(shutoff_mutex_);
@@ -531,6 +542,8 @@ std::int64_t Engine::stop_space(const std::string& id) {
   return enqueue(space, "stop", [this, id](std::int64_t op) {
     auto current = require(id);
     set_state(id, SpaceState::Stopping);
+    // First: a host that reboots while the guest shuts down must not bring it back.
+    keep_off_at_boot(current);
     shut_down(current, op);
     set_state(id, SpaceState::Stopped);
   });
@@ -689,6 +702,7 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
             start_space(id);
           } else {
             store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
+            keep_off_at_boot(*current);
           }
         } catch (const std::exception& e) {
           set_state(id, SpaceState::Error, std::string("cannot restart: ") + e.what());

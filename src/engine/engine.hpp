@@ -164,6 +164,7 @@ class Engine {
   void reconcile_space(const store::Space& space, std::vector<store::Operation>& operations);
   void bring_up(const std::string& id, std::int64_t operation, bool first);
   void shut_down(const store::Space& space, std::int64_t operation);
+  void keep_off_at_boot(const store::Space& space);
   void tear_down(const store::Space& space);
   void set_state(const std::string& id, store::SpaceState state, const std::string& error = {});
   void progress(std::int64_t operation, const std::string& id, const std::string& step,

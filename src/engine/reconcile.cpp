@@ -194,6 +194,9 @@ void Engine::check_drift(const store::Space& space) {
                 "the domain " + space.domain_name + " vanished from libvirt");
     return;
   }
+  // A space its user stopped stays off across a host reboot (older servers left autostart on).
+  if (space.desired_state == store::DesiredState::Stopped && info->autostart)
+    keep_off_at_boot(space);
   const bool running = has_a_guest(*info);
   if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
   if (!running && space.state == SpaceState::Running) set_state(space.id, SpaceState::Stopped);

@@ -298,6 +298,28 @@ TEST_F(EngineTest, ARestartsOwnShutdownDoesNotStartTheSpaceAgain) {
   EXPECT_EQ(std::count(states.begin(), states.end(), "stopped"), 0);
 }
 
+// libvirt autostarts a domain when libvirtd starts (a host reboot): only while the space is to
+// run. A stopped runStrategy Always space must stay stopped.
+TEST_F(EngineTest, AutostartFollowsTheDesiredState) {
+  const auto tmpl = add_template(bridged_template());  // runStrategy Always by default
+  const auto s = space(create(tmpl, "always").space.id);
+  EXPECT_TRUE(hypervisor_->lookup(s.domain_name)->autostart);
+  engine_->stop_space(s.id);
+  engine_->wait_idle();
+  EXPECT_FALSE(hypervisor_->lookup(s.domain_name)->autostart) << "a stopped space came back";
+  engine_->start_space(s.id);
+  engine_->wait_idle();
+  EXPECT_TRUE(hypervisor_->lookup(s.domain_name)->autostart);
+  // A domain an older server left with autostart on while its space is stopped.
+  engine_->stop_space(s.id);
+  engine_->wait_idle();
+  hypervisor_->set_autostart(s.domain_name, true);
+  engine_->audit();
+  engine_->wait_idle();
+  EXPECT_FALSE(hypervisor_->lookup(s.domain_name)->autostart);
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Stopped);
+}
+
 TEST_F(EngineTest, AManualSpaceThatStopsStaysStopped) {
   const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
   const auto s = space(create(tmpl, "dev").space.id);
