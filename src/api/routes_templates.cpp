@@ -89,6 +89,7 @@ void Api::add_template_routes() {
                 if (!t) throw HttpError(404, "no template named " + request.param("name"));
                 const auto yaml = required_string(object_body(request), "yaml");
                 const auto warnings = validated(yaml, t->name);
+                engine_.check_template_update(*t, yaml);  // pools take NAT templates only
                 auto out = template_json(store_.templates().update(t->id, yaml), true);
                 out["diagnostics"] = warnings;
                 return Response::json(200, out);

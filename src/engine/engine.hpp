@@ -122,6 +122,8 @@ class Engine {
   Claimed claim(const std::string& pool_name, std::int64_t owner_id, const std::string& name);
   // Makes the members the pool lacks (in the background).
   void replenish(std::int64_t pool_id);
+  // Refuses (Conflict) a new YAML for a template that a pool uses and could not take.
+  void check_template_update(const store::Template& tmpl, const std::string& yaml);
 
   SpaceView describe(const std::string& id);
   // Compares the store with libvirt; libvirt's state wins. Reports what it cannot fix.
@@ -150,6 +152,8 @@ class Engine {
                       const store::Template& tmpl, const std::string& name,
                       const std::optional<std::string>& ip, bool start);
   void fill_pool(std::int64_t pool_id);
+  static std::optional<std::string> pool_template_problem(const spec::Spec& spec,
+                                                          const std::string& template_name);
   std::int64_t enqueue(const store::Space& space, const std::string& kind,
                        std::function<void(std::int64_t)> body);
   // Operations a stopped server left unfinished (reconcile.cpp). The newest one of a space is

@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 #include "engine/guest_agent.hpp"
 #include "engine/identifiers.hpp"
+#include "spec/loader.hpp"
 #include "store/errors.hpp"
 
 namespace bowline::engine {
@@ -36,14 +37,8 @@ store::Pool Engine::create_pool(const std::string& name, const std::string& temp
   probe.name = name + "-probe";
   probe.template_id = tmpl->id;
   const auto spec = space_spec(probe);
-  // A bridged space takes its address from the range when it is made, and the guest is built
-  // around it: a member would hold an address (and a name) before anyone claims it.
-  if (spec.network.mode == spec::NetworkMode::Bridged)
-    throw EngineError(EngineError::Kind::Invalid,
-                      "template " + template_name +
-                          " is bridged: a bridged space's address is chosen when it is made, so "
-                          "pool members would each hold one before anybody claims them; pools "
-                          "take NAT templates (network.mode: nat)");
+  if (auto problem = pool_template_problem(spec, template_name))
+    throw EngineError(EngineError::Kind::Invalid, *problem);
   if (!hypervisor_.network_exists(spec.network.bridge))
     throw EngineError(EngineError::Kind::Invalid,
                       "libvirt network " + spec.network.bridge + " does not exist on this host");
@@ -52,6 +47,28 @@ store::Pool Engine::create_pool(const std::string& name, const std::string& temp
                   {{"pool", pool.name}, {"template", template_name}, {"size", size}});
   replenish(pool.id);
   return pool;
+}
+
+// A bridged space takes its address from the range when it is made, and the guest is built
+// around it: a member would hold an address (and a name) before anyone claims it.
+std::optional<std::string> Engine::pool_template_problem(const spec::Spec& spec,
+                                                         const std::string& template_name) {
+  if (spec.network.mode != spec::NetworkMode::Bridged) return std::nullopt;
+  return "template " + template_name +
+         " is bridged: a bridged space's address is chosen when it is made, so pool members "
+         "would each hold one before anybody claims them; pools take NAT templates "
+         "(network.mode: nat)";
+}
+
+void Engine::check_template_update(const store::Template& tmpl, const std::string& yaml) {
+  const auto loaded = spec::load_spec(yaml, nullptr);
+  if (!loaded.spec) return;  // the caller reports what is invalid
+  for (const auto& pool : store_.pools().list())
+    if (pool.template_id == tmpl.id)
+      if (auto problem = pool_template_problem(*loaded.spec, tmpl.name))
+        throw EngineError(EngineError::Kind::Conflict,
+                          "pool " + pool.name + " uses template " + tmpl.name + ": " + *problem +
+                              "; delete the pool or give it another template first");
 }
 
 void Engine::delete_pool(const std::string& name) {
@@ -90,6 +107,14 @@ void Engine::fill_pool(std::int64_t pool_id) {
     }
   auto tmpl = store_.templates().get(pool->template_id);
   if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "the pool's template is gone");
+  // A template that became bridged behind the pool's back (an older server let it): say so
+  // and make nothing (replenish publishes this as pool.error).
+  store::Space probe;
+  probe.name = pool->name + "-probe";
+  probe.template_id = tmpl->id;
+  if (auto problem = pool_template_problem(space_spec(probe), tmpl->name))
+    throw EngineError(EngineError::Kind::Invalid,
+                      "pool " + pool->name + " stopped refilling: " + *problem);
   for (auto n = static_cast<std::int64_t>(members.size()); n < pool->size; ++n) {
     const auto accepted = make_space(std::nullopt, pool_id, *tmpl, pool->name + "-" + random_hex(6),
                                      std::nullopt, true);

@@ -56,6 +56,30 @@ TEST_F(PoolsTest, OnlyAdminsMakePoolsAndABridgedTemplateIsRefusedWithTheReason) 
   EXPECT_TRUE(client_.get("/api/v1/pools", bob).parsed().empty());
 }
 
+// Pools stay NAT-only: editing a pool's template into a bridged one is refused with the reason,
+// and the template is unchanged.
+TEST_F(PoolsTest, APoolsTemplateCannotBecomeBridged) {
+  auto r = client_.post("/api/v1/pools", stack_.admin_token(),
+                        {{"name", "warm"}, {"template", "nat"}, {"size", 0}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  const auto before = client_.get("/api/v1/templates/nat", stack_.admin_token()).parsed();
+  r = client_.request("PUT", "/api/v1/templates/nat", stack_.admin_token(),
+                      json{{"yaml", bridged_template()}}.dump());
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find("pool warm uses template nat"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("pools take NAT templates"), std::string::npos) << r.body;
+  const auto after = client_.get("/api/v1/templates/nat", stack_.admin_token()).parsed();
+  EXPECT_EQ(after["yaml"], before["yaml"]);
+  EXPECT_EQ(after["revision"], before["revision"]);
+  // Another NAT revision is fine; so is a bridged template nobody's pool uses.
+  r = client_.request("PUT", "/api/v1/templates/nat", stack_.admin_token(),
+                      json{{"yaml", nat_template() + "cpus: 2\n"}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = client_.request("PUT", "/api/v1/templates/bridged", stack_.admin_token(),
+                      json{{"yaml", bridged_template() + "display: true\n"}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 TEST_F(PoolsTest, AClaimHandsOutAMemberAndThePoolRefills) {
   const auto name = unique("p");
   auto r = client_.post("/api/v1/pools", stack_.admin_token(),
