@@ -331,7 +331,7 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   const auto id = space.id;
   const auto op = enqueue(space, "create", [this, id, start_now](std::int64_t operation) {
     if (start_now) {
-      bring_up(id, operation, true);
+      bring_up(id, {operation}, true);
     } else {
       set_state(id, SpaceState::Stopped);
     }
@@ -364,7 +364,8 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
 }
 
 // image -> overlay -> seed -> define -> start. `first`: a failure undoes what this made.
-void Engine::bring_up(const std::string& id, std::int64_t operation, bool first) {
+void Engine::bring_up(const std::string& id, Stage stage, bool first) {
+  const auto operation = stage.operation;
   auto space = require(id);
   set_state(id, first ? SpaceState::Creating : SpaceState::Starting);
   bool defined = false;
@@ -378,7 +379,7 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
                         "bridge " + l.spec.network.bridge + " does not exist on this host");
     check_devices_exist(l.spec);
     check_devices_free(space, l.spec);
-    progress(operation, id, "resolving image", 5);
+    progress(stage, id, "resolving image", 5);
     int last_percent = -1;
     const auto base = images_.resolve(l.spec.image, [&](std::uint64_t done, std::uint64_t total) {
       const int percent = total ? static_cast<int>(done * 100 / total) : 0;
@@ -387,7 +388,7 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
         events_.publish("operation.progress", id,
                         {{"operation", operation},
                          {"step", "downloading image"},
-                         {"progress", 5 + percent * 60 / 100},
+                         {"progress", stage.at(5 + percent * 60 / 100)},
                          {"bytes", done},
                          {"total", total}});
       }
@@ -397,7 +398,7 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
     const auto facts = facts_of(l.space, l.tmpl);
     plan = plan::make_plan(l.spec, user, facts, settings_.node);
 
-    progress(operation, id, "preparing disk", 70);
+    progress(stage, id, "preparing disk", 70);
     std::error_code ec;
     if (!fs::exists(plan.space_dir, ec)) {
       fs::create_directories(plan.space_dir);
@@ -410,17 +411,17 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
     else if (l.spec.disk_bytes)
       disks_.grow(plan.system_disk.path, *l.spec.disk_bytes);
 
-    progress(operation, id, "writing cloud-init seed", 80);
+    progress(stage, id, "writing cloud-init seed", 80);
     write_seed(plan);
 
-    progress(operation, id, "defining domain", 90);
+    progress(stage, id, "defining domain", 90);
     plan::User owner_facts = user;
     hypervisor_.define(libvirt::render_domain_xml(plan, libvirt::metadata_for(facts, owner_facts)));
     defined = true;
     hypervisor_.set_autostart(plan.domain_name, l.spec.run_strategy == spec::RunStrategy::Always);
     store_.spaces().set_applied_template_revision(id, l.tmpl.revision);
 
-    progress(operation, id, "starting", 95);
+    progress(stage, id, "starting", 95);
     const auto status = hypervisor_.state(plan.domain_name);
     if (status.state != libvirt::DomainState::Running) {
       libvirt::StartOptions options;
@@ -442,7 +443,7 @@ void Engine::bring_up(const std::string& id, std::int64_t operation, bool first)
     }
     store_.spaces().set_desired_state(id, store::DesiredState::Running);
     set_state(id, SpaceState::Running);
-    progress(operation, id, "running", 100);
+    progress(stage, id, "running", 100);
   } catch (...) {
     if (first) {
       // A failed create leaves nothing behind: no domain, no files, no address.
@@ -488,7 +489,7 @@ std::int64_t Engine::start_space(const std::string& id) {
         store_.spaces().set_ip(id, store::format_ipv4(lease->ip));
       }
     }
-    bring_up(id, op, first);
+    bring_up(id, {op}, first);
   });
 }
 
@@ -520,17 +521,17 @@ bool Engine::wait_for_shutoff(const std::string& domain, std::chrono::seconds ti
   }
 }
 
-void Engine::shut_down(const store::Space& space, std::int64_t operation) {
+void Engine::shut_down(const store::Space& space, Stage stage) {
   const auto info = hypervisor_.lookup(space.domain_name);
   if (!info || info->status.state == libvirt::DomainState::Shutoff) return;
-  progress(operation, space.id, "shutting down", 10);
+  progress(stage, space.id, "shutting down", 10);
   try {
     hypervisor_.shutdown(space.domain_name);
   } catch (const libvirt::HypervisorError&) {
     // Not running any more, or no ACPI: destroy below decides.
   }
   if (!wait_for_shutoff(space.domain_name, settings_.stop_timeout)) {
-    progress(operation, space.id, "forcing off after the stop timeout", 80);
+    progress(stage, space.id, "forcing off after the stop timeout", 80);
     hypervisor_.destroy(space.domain_name);
   }
 }
@@ -544,7 +545,7 @@ std::int64_t Engine::stop_space(const std::string& id) {
     set_state(id, SpaceState::Stopping);
     // First: a host that reboots while the guest shuts down must not bring it back.
     keep_off_at_boot(current);
-    shut_down(current, op);
+    shut_down(current, {op});
     set_state(id, SpaceState::Stopped);
   });
 }
@@ -556,8 +557,8 @@ std::int64_t Engine::restart_space(const std::string& id) {
   return enqueue(space, "restart", [this, id](std::int64_t op) {
     auto current = require(id);
     set_state(id, SpaceState::Stopping);
-    shut_down(current, op);
-    bring_up(id, op, current.applied_template_revision == 0);
+    shut_down(current, {op, 0, 30});
+    bring_up(id, {op, 30, 100}, current.applied_template_revision == 0);
   });
 }
 

@@ -166,13 +166,23 @@ class Engine {
   void end_interrupted(std::vector<store::Operation>& operations, const std::string& why);
   std::optional<std::int64_t> take_adopted(const std::string& space_id);
   void reconcile_space(const store::Space& space, std::vector<store::Operation>& operations);
-  void bring_up(const std::string& id, std::int64_t operation, bool first);
-  void shut_down(const store::Space& space, std::int64_t operation);
+  // The share of an operation's progress (0-100) one step of it reports in: a restart's shut
+  // down takes 0-30 and its bring up 30-100, so the percentage never goes backwards.
+  struct Stage {
+    std::int64_t operation = 0;
+    int from = 0, to = 100;
+    int at(int percent) const { return from + percent * (to - from) / 100; }
+  };
+  void bring_up(const std::string& id, Stage stage, bool first);
+  void shut_down(const store::Space& space, Stage stage);
   void keep_off_at_boot(const store::Space& space);
   void tear_down(const store::Space& space);
   void set_state(const std::string& id, store::SpaceState state, const std::string& error = {});
   void progress(std::int64_t operation, const std::string& id, const std::string& step,
                 int percent);
+  void progress(const Stage& stage, const std::string& id, const std::string& step, int percent) {
+    progress(stage.operation, id, step, stage.at(percent));
+  }
   void on_lifecycle(const libvirt::LifecycleEvent& event);
   // Whether libvirt still reports `state` (Shutoff, or any running state) for the domain.
   bool still_true(const std::string& domain, libvirt::DomainState state);

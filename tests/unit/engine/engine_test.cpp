@@ -320,6 +320,22 @@ TEST_F(EngineTest, AutostartFollowsTheDesiredState) {
   EXPECT_EQ(space(s.id).state, store::SpaceState::Stopped);
 }
 
+// A restart's progress never goes backwards: its shut down and its bring up share the 0-100.
+TEST_F(EngineTest, ARestartsProgressOnlyGrows) {
+  const auto tmpl = add_template(bridged_template());
+  const auto s = space(create(tmpl, "again").space.id);
+  const auto op = engine_->restart_space(s.id);
+  engine_->wait_idle();
+  std::vector<int> seen;
+  for (const auto& e : store_->events().events_since(0, 10000))
+    if (e.kind == "operation.progress" && e.payload["operation"] == op)
+      seen.push_back(e.payload["progress"].get<int>());
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << ::testing::PrintToString(seen);
+  EXPECT_LE(seen.front(), 30);
+  EXPECT_EQ(seen.back(), 100);
+}
+
 TEST_F(EngineTest, AManualSpaceThatStopsStaysStopped) {
   const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
   const auto s = space(create(tmpl, "dev").space.id);
