@@ -1,5 +1,6 @@
 #include "api/json.hpp"
 
+#include "plan/change_parts.hpp"
 #include "spec/loader.hpp"
 
 namespace bowline::api {
@@ -66,8 +67,14 @@ nlohmann::json space_json(const store::Space& space, const SpaceNames& names) {
 
 nlohmann::json space_info_json(const engine::SpaceView& view) {
   const auto& r = view.readiness;
+  auto pending = nlohmann::json::array();
+  for (const auto& change : view.pending)
+    pending.push_back({{"part", change.part},
+                       {"applies", plan::to_string(change.applies)},
+                       {"what", change.what}});
   return {{"address", optional_json(view.address)},
           {"redefinePending", view.redefine_pending},
+          {"pendingChanges", pending},
           {"readiness", view.readiness_known ? nlohmann::json{{"booted", r.booted},
                                                               {"ready", r.finished && !r.failed},
                                                               {"finished", r.finished},

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 #include "cli/output.hpp"
 
@@ -175,6 +176,18 @@ std::string format_space_info(const ojson& space) {
     definition = "from revision " + applied;
   if (pending) definition += "; redefine pending: the template's change applies at the next start";
   row("domain definition", definition);
+  // "pending: environment, account (next start); cloudInit (new spaces only)"
+  if (const auto* changes = member(i, "pendingChanges"); changes && changes->is_array()) {
+    std::map<std::string, std::string> by_when;
+    for (const auto& c : *changes) {
+      auto& list = by_when[text_of(c, "applies")];
+      list += (list.empty() ? "" : ", ") + text_of(c, "part");
+    }
+    std::string line;
+    for (const auto& [when, parts] : by_when)
+      line += (line.empty() ? "" : "; ") + parts + " (" + when + ")";
+    if (!line.empty()) row("pending", line);
+  }
 
   const auto readiness = readiness_of(space);
   std::string ready = readiness_summary(readiness);

@@ -9,6 +9,7 @@
 #include "engine/identifiers.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
+#include "plan/change_parts.hpp"
 #include "spec/loader.hpp"
 #include "spec/validators.hpp"
 
@@ -419,7 +420,8 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
     hypervisor_.define(libvirt::render_domain_xml(plan, libvirt::metadata_for(facts, owner_facts)));
     defined = true;
     hypervisor_.set_autostart(plan.domain_name, l.spec.run_strategy == spec::RunStrategy::Always);
-    store_.spaces().set_applied_template_revision(id, l.tmpl.revision);
+    store_.spaces().set_applied(id, l.tmpl.revision,
+                                nlohmann::json(plan::change_parts(l.spec, plan)).dump());
 
     progress(stage, id, "starting", 95);
     const auto status = hypervisor_.state(plan.domain_name);
@@ -633,6 +635,7 @@ SpaceView Engine::describe(const std::string& id) {
                             view.space.applied_template_revision != tmpl->revision;
   }
   view.address = view.space.ip;
+  view.pending = pending_of(view.space);
   if (is_remote(view.space)) {
     view.readiness_known = false;  // no console log on this host
     return view;
@@ -650,6 +653,18 @@ SpaceView Engine::describe(const std::string& id) {
   view.readiness =
       read_readiness(settings_.node.images_path + "/" + view.space.domain_name + "/console.log");
   return view;
+}
+
+std::vector<plan::PendingChange> Engine::pending_of(const store::Space& space) {
+  const auto applied = nlohmann::json::parse(space.applied_parts, nullptr, false);
+  if (!applied.is_object() || applied.empty()) return {};
+  try {
+    const auto loaded = load(space);
+    return plan::pending_changes(applied.get<std::map<std::string, std::string>>(),
+                                 plan::change_parts(loaded.spec, plan_for(loaded)));
+  } catch (const std::exception&) {
+    return {};  // a template that no longer expands says so when the space starts
+  }
 }
 
 bool Engine::still_true(const std::string& domain, libvirt::DomainState state) {

@@ -22,6 +22,7 @@
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "libvirt/hypervisor.hpp"
+#include "plan/change_parts.hpp"
 #include "plan/plan.hpp"
 #include "spec/expand.hpp"
 #include "spec/spec.hpp"
@@ -67,7 +68,9 @@ struct SpaceView {
   std::string owner;
   std::string template_name;
   std::int64_t template_revision = 0;
-  bool redefine_pending = false;       // the template changed since the domain was defined
+  bool redefine_pending = false;  // the template changed since the domain was defined
+  // What changed (template, owner) since the last start, and when each change arrives.
+  std::vector<plan::PendingChange> pending;
   std::optional<std::string> address;  // the lease (bridged) or what libvirt reports (nat)
   Readiness readiness;
   bool readiness_known = true;  // false: the node has no console log to read it from
@@ -148,6 +151,7 @@ class Engine {
   };
   Loaded load(const store::Space& space);
   plan::Plan plan_for(const Loaded& loaded);
+  std::vector<plan::PendingChange> pending_of(const store::Space& space);
   Accepted make_space(const std::optional<store::User>& owner, std::optional<std::int64_t> pool_id,
                       const store::Template& tmpl, const std::string& name,
                       const std::optional<std::string>& ip, bool start);

@@ -173,6 +173,12 @@ END;
 )sql");
 }
 
+// v5: what the last start of a space applied, part by part (plan/change_parts.hpp), so that
+// `space info` can say which template changes are pending and when they arrive.
+void add_applied_parts(Db& db) {
+  db.exec("ALTER TABLE spaces ADD COLUMN applied_parts TEXT NOT NULL DEFAULT '{}'");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -189,6 +195,7 @@ const std::vector<Migration>& migrations() {
       {2, "api tokens may expire", add_token_expiry},
       {3, "web sessions", add_web_sessions},
       {4, "space change journal", add_space_changes},
+      {5, "parts applied at a space's last start", add_applied_parts},
   };
   return steps;
 }

@@ -91,6 +91,9 @@ struct Space {
   std::optional<std::int64_t> owner_id;  // nullopt: an unclaimed pool member
   std::int64_t template_id = 0;
   std::int64_t applied_template_revision = 0;  // 0: never defined
+  // JSON object: part -> fingerprint of what the last start applied (plan/change_parts.hpp);
+  // "{}" until then, and for spaces an older server started.
+  std::string applied_parts = "{}";
   DesiredState desired_state = DesiredState::Stopped;
   SpaceState state = SpaceState::Pending;
   std::string error;              // why the space is in state error; empty otherwise

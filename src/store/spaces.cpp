@@ -8,7 +8,7 @@ namespace {
 
 constexpr const char* kSpaceColumns =
     "id, name, owner_id, template_id, applied_template_revision, desired_state, state, error, "
-    "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at";
+    "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts";
 
 Space read_space(const Statement& row) {
   Space space;
@@ -33,6 +33,7 @@ Space read_space(const Statement& row) {
   space.pool_id = row.column_optional_int64(13);
   space.created_at = row.column_int64(14);
   space.updated_at = row.column_int64(15);
+  space.applied_parts = row.column_text(16);
   return space;
 }
 
@@ -159,6 +160,14 @@ void SpaceRepository::set_desired_state(std::string_view id, DesiredState desire
 
 void SpaceRepository::set_applied_template_revision(std::string_view id, std::int64_t revision) {
   update_one(id, "applied_template_revision = ?3", [&](Statement& s) { s.bind(3, revision); });
+}
+
+void SpaceRepository::set_applied(std::string_view id, std::int64_t revision,
+                                  std::string_view parts) {
+  update_one(id, "applied_template_revision = ?3, applied_parts = ?4", [&](Statement& s) {
+    s.bind(3, revision);
+    s.bind(4, parts);
+  });
 }
 
 void SpaceRepository::set_ip(std::string_view id, const std::optional<std::string>& ip) {

@@ -36,6 +36,8 @@ class SpaceRepository : public Repository {
   bool transition(std::string_view id, SpaceState from, SpaceState to, std::string_view error = {});
   void set_desired_state(std::string_view id, DesiredState desired);
   void set_applied_template_revision(std::string_view id, std::int64_t revision);
+  // The revision and the parts' fingerprints (a JSON object) a start applied.
+  void set_applied(std::string_view id, std::int64_t revision, std::string_view parts);
   void set_ip(std::string_view id, const std::optional<std::string>& ip);
   void set_node(std::string_view id, std::string_view node);
 

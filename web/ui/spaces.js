@@ -281,6 +281,9 @@ export function SpaceDetail({ id, user }) {
         <dt>IP</dt><dd class="ip">${space.ip || info.address || "—"}</dd>
         <dt>Node</dt><dd>${space.node || "—"}</dd>
         <dt>Template</dt><dd><a href="#/templates/${space.template}">${space.template}</a> (revision ${space.appliedRevision || "—"} of ${space.templateRevision})${space.redefinePending ? " · the new revision applies at the next start" : ""}</dd>
+        ${(info.pendingChanges || []).length > 0 && html`
+          <dt>Pending</dt><dd class="pending">${info.pendingChanges.map((c) => html`
+            <span data-part=${c.part} title=${c.what}>${c.part} (${c.applies})</span>`)}</dd>`}
         <dt>Owner</dt><dd>${space.owner}</dd>
         <dt>Domain</dt><dd>${space.domain}</dd>
         <dt>Readiness</dt><dd class="readiness">${detail ? readinessText(info.readiness) : "…"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -238,6 +239,31 @@ TEST_F(EngineTest, ATemplateChangeIsAppliedAtTheNextStartKeepingTheMac) {
   EXPECT_NE(hypervisor_->domain_xml(domain, true).find("<memory unit='KiB'>524288</memory>"),
             std::string::npos);
   EXPECT_EQ(mac_of(), mac);
+}
+
+// space info says which changes wait for the next start, and which reach new spaces only.
+TEST_F(EngineTest, PendingChangesSayWhatChangedAndWhenItArrives) {
+  const auto tmpl = add_template(bridged_template() + "environment:\n  - A=1\n");
+  const auto id = create(tmpl, "dev").space.id;
+  EXPECT_TRUE(engine_->describe(id).pending.empty());
+  const auto t = store_->templates().find_by_name(tmpl);
+  store_->templates().update(t->id, "name: ${{ .space.name }}-" + suffix_ + "\n" +
+                                        bridged_template() +
+                                        "environment:\n  - A=2\ncloudInit: |\n  #cloud-config\n"
+                                        "  runcmd: [date]\n");
+  store_->users().add_ssh_key(alice_, "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINEW alice@new");
+  auto parts = [&] {
+    std::map<std::string, plan::Applies> out;
+    for (const auto& c : engine_->describe(id).pending) out[c.part] = c.applies;
+    return out;
+  };
+  EXPECT_EQ(parts(),
+            (std::map<std::string, plan::Applies>{{"account", plan::Applies::NextStart},
+                                                  {"cloudInit", plan::Applies::NewSpaces},
+                                                  {"environment", plan::Applies::NextStart}}));
+  engine_->restart_space(id);
+  engine_->wait_idle();
+  EXPECT_TRUE(parts().empty()) << "a start applies them (cloudInit: as far as it ever will)";
 }
 
 TEST_F(EngineTest, TheAddressChangesOnlyWhileStopped) {

@@ -1,4 +1,5 @@
 #include "plan/plan.hpp"
+#include "plan/change_parts.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -208,6 +209,41 @@ TEST(MakePlan, OwnerAndSpecKeysAreMergedWithoutDuplicates) {
   user.ssh_keys = {key};
   const auto p = make_plan(spec, user, facts(), NodeSettings{});
   EXPECT_EQ(p.guest.ssh_keys.size(), 1u);
+}
+
+// Each part's fingerprint moves with its own fields only, so a pending change names the part
+// that changed; the parts and their timing are the table in docs/templates.md.
+TEST(ChangeParts, EachPartMovesWithItsOwnFieldsOnly) {
+  const auto spec = load(kBridged);
+  const auto base = change_parts(spec, make_plan(spec, alice(), facts(), NodeSettings{}));
+  ASSERT_EQ(base.size(), part_rules().size());
+  auto changed = [&](const spec::Spec& s, const User& u, const SpaceFacts& f) {
+    std::vector<std::string> out;
+    for (const auto& c : pending_changes(base, change_parts(s, make_plan(s, u, f, NodeSettings{}))))
+      out.push_back(c.part);
+    return out;
+  };
+  EXPECT_TRUE(changed(spec, alice(), facts()).empty());
+  auto bigger = spec;
+  bigger.sizing.memory_bytes *= 2;
+  EXPECT_EQ(changed(bigger, alice(), facts()), std::vector<std::string>{"size"});
+  auto env = spec;
+  env.environment.push_back({"NEW", "1"});
+  EXPECT_EQ(changed(env, alice(), facts()), std::vector<std::string>{"environment"});
+  auto with_keys = alice();
+  with_keys.ssh_keys.push_back("ssh-ed25519 AAAA other");
+  EXPECT_EQ(changed(spec, with_keys, facts()), std::vector<std::string>{"account"});
+  EXPECT_EQ(changed(spec, alice(), facts(spec::Ipv4Address::parse("198.51.100.11"))),
+            std::vector<std::string>{"address"});
+  auto script = spec;
+  script.cloud_init = "#cloud-config\nruncmd: [date]\n";
+  const auto pending = pending_changes(
+      base, change_parts(script, make_plan(script, alice(), facts(), NodeSettings{})));
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].part, "cloudInit");
+  EXPECT_EQ(pending[0].applies, Applies::NewSpaces);
+  // Parts an older server did not record are not reported.
+  EXPECT_TRUE(pending_changes({}, base).empty());
 }
 
 }  // namespace

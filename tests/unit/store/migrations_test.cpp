@@ -43,7 +43,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 4);
+  EXPECT_EQ(latest_schema_version(), 5);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -155,6 +155,10 @@ INSERT INTO events (seq, time, kind, space_id, payload)
   // New columns work on migrated rows.
   auto fresh = s.tokens().create(7, "def456", "web", clock_.now_unix_ms() + 1000);
   EXPECT_EQ(fresh.expires_at, clock_.now_unix_ms() + 1000);
+  EXPECT_EQ(s.spaces().get("s-1")->applied_parts, "{}") << "no parts known from an old start";
+  s.spaces().set_applied("s-1", 3, R"({"size":"0123456789abcdef"})");
+  EXPECT_EQ(s.spaces().get("s-1")->applied_parts, R"({"size":"0123456789abcdef"})");
+  EXPECT_EQ(s.spaces().get("s-1")->applied_template_revision, 3);
 }
 
 TEST_F(MigrationTest, MigratedAndFreshSchemasAreTheSame) {
