@@ -72,9 +72,17 @@ nlohmann::json space_info_json(const engine::SpaceView& view) {
     pending.push_back({{"part", change.part},
                        {"applies", plan::to_string(change.applies)},
                        {"what", change.what}});
+  auto external = nlohmann::json::array();
+  for (const auto& port : view.external_ports)
+    external.push_back({{"protocol", port.protocol},
+                        {"hostPort", port.host_port},
+                        {"guestPort", port.guest_port},
+                        {"active", port.active}});
   return {{"address", optional_json(view.address)},
           {"redefinePending", view.redefine_pending},
           {"pendingChanges", pending},
+          {"externalPorts", external},
+          {"externalError", view.external_error},
           {"readiness", view.readiness_known ? nlohmann::json{{"booted", r.booted},
                                                               {"ready", r.finished && !r.failed},
                                                               {"finished", r.finished},

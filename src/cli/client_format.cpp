@@ -189,6 +189,22 @@ std::string format_space_info(const ojson& space) {
     if (!line.empty()) row("pending", line);
   }
 
+  // "tcp 20000 -> 22, tcp 20001 -> 8080 (forwarded on every address of the server's host)"
+  if (const auto* ports = member(i, "externalPorts");
+      ports && ports->is_array() && !ports->empty()) {
+    std::string line;
+    bool active = true;
+    for (const auto& p : *ports) {
+      line += (line.empty() ? "" : ", ") + text_of(p, "protocol") + " " + text_of(p, "hostPort") +
+              " -> " + text_of(p, "guestPort");
+      active = active && p.value("active", false);
+    }
+    const auto error = text_of(i, "externalError");
+    line += !error.empty() ? " (not forwarded: " + error + ")"
+            : active       ? " (forwarded on the server host's addresses)"
+                           : " (forwarded while the space runs)";
+    row("external", line);
+  }
   const auto readiness = readiness_of(space);
   std::string ready = readiness_summary(readiness);
   if (!readiness.detail.empty()) ready += ": " + readiness.detail;

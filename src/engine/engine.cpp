@@ -91,6 +91,12 @@ Engine::~Engine() {
   }
   audit_wake_.notify_all();
   if (auditor_.joinable()) auditor_.join();
+  {
+    std::lock_guard lock(forwards_mutex_);
+    publisher_stop_ = true;
+  }
+  publisher_wake_.notify_all();
+  if (publisher_.joinable()) publisher_.join();
   executor_.drain();
 }
 
@@ -98,6 +104,9 @@ void Engine::start() {
   subscription_ =
       hypervisor_.subscribe([this](const libvirt::LifecycleEvent& e) { on_lifecycle(e); });
   reconcile();
+  // What a previous server published is replaced as each running space's address is known.
+  for (const auto& space : store_.spaces().list())
+    if (space.state == SpaceState::Running && !is_remote(space)) publish_ports(space.id);
   if (settings_.reconcile_interval.count() > 0) auditor_ = std::thread([this] { audit_loop(); });
 }
 
@@ -271,13 +280,19 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
     throw EngineError(
         EngineError::Kind::Invalid,
         "bridge " + spec.network.bridge +
-            " does not exist on this host: create it (and enslave a NIC) or use network.mode nat");
+            " does not exist on this host (bowline node check says how to make one safely), or "
+            "use network.mode nat");
   if (!bridged && !hypervisor_.network_exists(spec.network.bridge))
     throw EngineError(EngineError::Kind::Invalid,
                       "libvirt network " + spec.network.bridge + " does not exist on this host");
   if (!bridged && ip)
     throw EngineError(EngineError::Kind::Invalid,
                       "a NAT space gets its address by DHCP: --ip is for bridged templates");
+  if (spec.external && spec.external_method == spec::ExternalMethod::WholeIP && !bridged)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "externalMethod WholeIP gives the VM an address of its own, which on this "
+                      "node only a bridged space has: use network.mode bridged, or PortList to "
+                      "publish the externalPorts on ports of this host");
   check_devices_exist(spec);
   // runStrategy Halted: made, not started.
   const bool start_now = start && spec.run_strategy != spec::RunStrategy::Halted;
@@ -326,6 +341,7 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
       store_.spaces().set_ip(space.id, store::format_ipv4(lease->ip));
       space.ip = store::format_ipv4(lease->ip);
     }
+    allocate_ports(space, spec);
     transaction.commit();
   }
   events_.publish("space.created", space.id, {{"name", space.name}, {"domain", space.domain_name}});
@@ -420,8 +436,7 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
     hypervisor_.define(libvirt::render_domain_xml(plan, libvirt::metadata_for(facts, owner_facts)));
     defined = true;
     hypervisor_.set_autostart(plan.domain_name, l.spec.run_strategy == spec::RunStrategy::Always);
-    store_.spaces().set_applied(id, l.tmpl.revision,
-                                nlohmann::json(plan::change_parts(l.spec, plan)).dump());
+    store_.spaces().set_applied(id, l.tmpl.revision, applied_parts(l.space, l.spec, plan));
 
     progress(stage, id, "starting", 95);
     const auto status = hypervisor_.state(plan.domain_name);
@@ -446,6 +461,7 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
     store_.spaces().set_desired_state(id, store::DesiredState::Running);
     set_state(id, SpaceState::Running);
     progress(stage, id, "running", 100);
+    publish_ports(id);
   } catch (...) {
     if (first) {
       // A failed create leaves nothing behind: no domain, no files, no address.
@@ -548,6 +564,7 @@ std::int64_t Engine::stop_space(const std::string& id) {
     // First: a host that reboots while the guest shuts down must not bring it back.
     keep_off_at_boot(current);
     shut_down(current, {op});
+    withdraw_ports(id);
     set_state(id, SpaceState::Stopped);
   });
 }
@@ -560,11 +577,13 @@ std::int64_t Engine::restart_space(const std::string& id) {
     auto current = require(id);
     set_state(id, SpaceState::Stopping);
     shut_down(current, {op, 0, 30});
+    withdraw_ports(id);
     bring_up(id, {op, 30, 100}, current.applied_template_revision == 0);
   });
 }
 
 void Engine::tear_down(const store::Space& space) {
+  withdraw_ports(space.id);
   try {
     hypervisor_.destroy(space.domain_name);
   } catch (const libvirt::HypervisorError& e) {
@@ -636,6 +655,18 @@ SpaceView Engine::describe(const std::string& id) {
   }
   view.address = view.space.ip;
   view.pending = pending_of(view.space);
+  {
+    std::lock_guard lock(forwards_mutex_);
+    const auto active = forwards_.find(id);
+    for (const auto& port : store_.host_ports().of_space(id)) {
+      bool on = false;
+      if (active != forwards_.end())
+        for (const auto& f : active->second) on = on || f.host_port == port.host_port;
+      view.external_ports.push_back({port.protocol, port.host_port, port.guest_port, on});
+    }
+    if (const auto it = forward_errors_.find(id); it != forward_errors_.end())
+      view.external_error = it->second;
+  }
   if (is_remote(view.space)) {
     view.readiness_known = false;  // no console log on this host
     return view;
@@ -653,6 +684,20 @@ SpaceView Engine::describe(const std::string& id) {
   view.readiness =
       read_readiness(settings_.node.images_path + "/" + view.space.domain_name + "/console.log");
   return view;
+}
+
+// What this start applies: every part as it is now, except those that reach new spaces only,
+// which keep what the space was made with (so space info keeps saying the space lacks them).
+std::string Engine::applied_parts(const store::Space& space, const spec::Spec& spec,
+                                  const plan::Plan& plan) {
+  auto parts = plan::change_parts(spec, plan);
+  const auto before = nlohmann::json::parse(space.applied_parts, nullptr, false);
+  if (before.is_object())
+    for (const auto& rule : plan::part_rules())
+      if (rule.applies == plan::Applies::NewSpaces && before.contains(rule.name) &&
+          before[rule.name].is_string())
+        parts[rule.name] = before[rule.name].get<std::string>();
+  return nlohmann::json(parts).dump();
 }
 
 std::vector<plan::PendingChange> Engine::pending_of(const store::Space& space) {
@@ -704,8 +749,10 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
     if (!still_true(current->domain_name, state)) return;
     if (state == libvirt::DomainState::Running && current->state != SpaceState::Running) {
       set_state(id, SpaceState::Running);
+      publish_ports(id);
     } else if (state == libvirt::DomainState::Shutoff && current->state == SpaceState::Running) {
       set_state(id, SpaceState::Stopped);
+      withdraw_ports(id);
       // Stopped without a user's stop: Always restarts, RerunOnFailure only after a crash.
       if (current->desired_state == store::DesiredState::Running) {
         try {

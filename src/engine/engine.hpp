@@ -17,6 +17,7 @@
 #include "engine/event_bus.hpp"
 #include "engine/executor.hpp"
 #include "engine/host_probe.hpp"
+#include "engine/port_forwards.hpp"
 #include "engine/readiness.hpp"
 #include "engine/remote_node.hpp"
 #include "image/cache.hpp"
@@ -37,6 +38,11 @@ struct EngineSettings {
   // How often the store is compared with libvirt after the start-up pass (0: only at start).
   std::chrono::seconds reconcile_interval{60};
   unsigned workers = 4;
+  // Host ports that publish external NAT spaces' guest ports (server.external_ports).
+  std::uint16_t external_port_first = 20000;
+  std::uint16_t external_port_last = 29999;
+  // How long a started NAT space may take to get its DHCP lease before its ports are published.
+  std::chrono::seconds address_timeout{180};
   spec::Variables server_variables;  // server.url and var.* for templates
 };
 
@@ -63,6 +69,14 @@ struct Accepted {
   std::int64_t operation_id = 0;
 };
 
+// A guest port of the space published on a port of the host (template external: PortList).
+struct ExternalPort {
+  std::string protocol;
+  std::uint16_t host_port = 0;
+  std::uint16_t guest_port = 0;
+  bool active = false;  // forwarded right now
+};
+
 struct SpaceView {
   store::Space space;
   std::string owner;
@@ -71,6 +85,8 @@ struct SpaceView {
   bool redefine_pending = false;  // the template changed since the domain was defined
   // What changed (template, owner) since the last start, and when each change arrives.
   std::vector<plan::PendingChange> pending;
+  std::vector<ExternalPort> external_ports;
+  std::string external_error;          // why they are not forwarded, when publishing failed
   std::optional<std::string> address;  // the lease (bridged) or what libvirt reports (nat)
   Readiness readiness;
   bool readiness_known = true;  // false: the node has no console log to read it from
@@ -104,6 +120,9 @@ class Engine {
 
   // A node besides the local libvirt one, before start(); it must outlive the engine.
   void add_node(RemoteNode& node);
+  // What publishes external NAT spaces' ports (nftables in the server), before start(); without
+  // one, such spaces are refused at create. It must outlive the engine.
+  void set_port_forwarder(PortForwarder& forwarder) { forwarder_ = &forwarder; }
   // Subscribes to libvirt's lifecycle events and reconciles the store with libvirt.
   void start();
 
@@ -152,6 +171,8 @@ class Engine {
   Loaded load(const store::Space& space);
   plan::Plan plan_for(const Loaded& loaded);
   std::vector<plan::PendingChange> pending_of(const store::Space& space);
+  static std::string applied_parts(const store::Space& space, const spec::Spec& spec,
+                                   const plan::Plan& plan);
   Accepted make_space(const std::optional<store::User>& owner, std::optional<std::int64_t> pool_id,
                       const store::Template& tmpl, const std::string& name,
                       const std::optional<std::string>& ip, bool start);
@@ -198,6 +219,15 @@ class Engine {
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
   store::Space require(const std::string& id);
   void check_devices_exist(const spec::Spec& spec);
+  // External ports (external_ports.cpp): held for the space's life, forwarded while it runs.
+  bool publishes_ports(const spec::Spec& spec) const;
+  void allocate_ports(const store::Space& space, const spec::Spec& spec);
+  void publish_ports(const std::string& id);   // queues it until the guest has its address
+  void withdraw_ports(const std::string& id);  // at a stop or delete
+  void apply_forwards_locked();                // with forwards_mutex_ held
+  void publisher_loop();
+  bool try_publish(const std::string& id, std::uint64_t generation, bool last_try);
+  std::optional<std::string> guest_address(const std::string& domain);
   void check_devices_free(const store::Space& space, const spec::Spec& spec);
   // Spaces on remote nodes (engine_remote.cpp).
   bool is_remote(const store::Space& space) const {
@@ -233,6 +263,17 @@ class Engine {
   bool audit_stop_ = false;
   std::thread auditor_;
   std::map<std::string, RemoteNode*> remote_nodes_;  // by name; set before start()
+  PortForwarder* forwarder_ = nullptr;
+  std::mutex forwards_mutex_;
+  std::map<std::string, std::vector<PortForward>> forwards_;  // by space: what is published
+  std::map<std::string, std::uint64_t> forward_generation_;   // bumped by each withdrawal
+  std::map<std::string, std::string> forward_errors_;         // by space
+  // Spaces waiting for their guest's address: id -> (generation, deadline).
+  std::map<std::string, std::pair<std::uint64_t, std::chrono::steady_clock::time_point>>
+      awaiting_address_;
+  std::condition_variable publisher_wake_;
+  bool publisher_stop_ = false;
+  std::thread publisher_;
   std::mutex adopted_mutex_;
   std::map<std::string, std::int64_t> adopted_;  // space id -> operation its next enqueue takes
   Executor executor_;  // last: its threads stop before the members they use

@@ -66,9 +66,10 @@ void Engine::check_template_update(const store::Template& tmpl, const std::strin
   for (const auto& pool : store_.pools().list())
     if (pool.template_id == tmpl.id)
       if (auto problem = pool_template_problem(*loaded.spec, tmpl.name))
-        throw EngineError(EngineError::Kind::Conflict,
-                          "pool " + pool.name + " uses template " + tmpl.name + ": " + *problem +
-                              "; delete the pool or give it another template first");
+        throw EngineError(
+            EngineError::Kind::Conflict,
+            "pool " + pool.name + " uses template " + tmpl.name + ": " + *problem +
+                "; delete the pool first, or store the bridged YAML as a new template");
 }
 
 void Engine::delete_pool(const std::string& name) {

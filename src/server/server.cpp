@@ -63,6 +63,8 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings,
   e.node.resolvers = settings.resolvers;
   e.node.server_url = "http://" + settings.listen;
   e.stop_timeout = settings.stop_timeout;
+  e.external_port_first = settings.external_port_first;
+  e.external_port_last = settings.external_port_last;
   e.reconcile_interval = settings.reconcile_interval;
   return e;
 }
@@ -163,9 +165,11 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     engine::EventBus events(store);
     // Made before the engine, so that it outlives the engine's background work.
     const auto kubevirt = make_kubevirt_node(settings, out);
+    engine::NftPortForwarder forwarder(runner, settings.data_dir.string());
     engine::Engine engine(store, hypervisor, images, disks, host, events,
                           engine_settings_for(settings, choice.type));
     if (kubevirt.node) engine.add_node(*kubevirt.node);
+    engine.set_port_forwarder(forwarder);
     engine.start();  // subscribes to libvirt's events and reconciles
 
     api::ApiOptions api_options;

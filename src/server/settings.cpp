@@ -56,6 +56,8 @@ const std::vector<SettingKey>& setting_keys() {
        "where downloaded images are cached", "--kvm-base-image-path", "KNOT_KVM_BASE_IMAGE_PATH"},
       {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
        "DNS servers for bridged guests (comma-separated)", "--kvm-resolvers", "KNOT_KVM_RESOLVERS"},
+      {"server.external_ports", "--external-ports", "BOWLINE_EXTERNAL_PORTS",
+       "host ports (FIRST-LAST) that publish the guest ports of NAT spaces with external: true"},
       {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
       {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
@@ -313,6 +315,25 @@ void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
   s.resolvers = std::move(list);
 }
 
+void set_external_ports(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto text = util::trim(r.text("server.external_ports"));
+  const auto dash = text.find('-');
+  unsigned long first = 0, last = 0;
+  bool ok = dash != std::string::npos && dash > 0 && dash + 1 < text.size() &&
+            text.find_first_not_of("0123456789-") == std::string::npos && dash < 6 &&
+            text.size() - dash - 1 <= 5;
+  if (ok) {
+    first = std::stoul(text.substr(0, dash));
+    last = std::stoul(text.substr(dash + 1));
+    ok = first >= 1 && last <= 65535 && first <= last;
+  }
+  if (!ok)
+    throw SettingsError("server.external_ports (" + r.where() + "): \"" + text +
+                        "\" is not a port range such as 20000-29999");
+  s.external_port_first = static_cast<std::uint16_t>(first);
+  s.external_port_last = static_cast<std::uint16_t>(last);
+}
+
 void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto value = util::to_lower(util::trim(r.text("server.secure_cookies")));
   if (value == "true")
@@ -368,6 +389,7 @@ const std::map<std::string, Setter>& setters() {
       {"server.kvm.cloud_image_path", set_path<&ServerSettings::cloud_image_path>},
       {"server.kvm.base_image_path", set_path<&ServerSettings::base_image_path>},
       {"server.kvm.resolvers", set_resolvers},
+      {"server.external_ports", set_external_ports},
       {"server.web_root", set_path<&ServerSettings::web_root>},
       {"server.secure_cookies", set_secure_cookies},
       {"server.kubevirt.name", set_kubevirt_name},
@@ -421,6 +443,8 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
       {"server.kvm.base_image_path", s.base_image_path.string()},
       {"server.kvm.resolvers", resolvers},
+      {"server.external_ports",
+       std::to_string(s.external_port_first) + "-" + std::to_string(s.external_port_last)},
       {"server.web_root", s.web_root.string()},
       {"server.secure_cookies",
        s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -50,6 +51,9 @@ struct ServerSettings {
   std::filesystem::path cloud_image_path;  // default <images_path>/cloud-images
   std::filesystem::path base_image_path;   // default <images_path>/base
   std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
+  // Host ports that publish external NAT spaces' guest ports (template external: PortList).
+  std::uint16_t external_port_first = 20000;
+  std::uint16_t external_port_last = 29999;
   // The web UI's files (ui/ and node_modules/); default: the source tree's web/, set at build
   // time, so that a server started from the build directory serves the UI.
   std::filesystem::path web_root;

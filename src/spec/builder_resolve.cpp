@@ -203,6 +203,22 @@ void SpecBuilder::check_network_and_access(const YAML::Node& root) {
     r_.error(root["netplanDhcp"], "netplanDhcp",
              "DHCP on every interface would shadow the static address of bridged mode: use "
              "network.mode nat, or turn netplanDhcp off");
+  // external on libvirt: WholeIP is a bridged space's own address on the LAN; a NAT space has
+  // none, so it publishes its externalPorts on ports of the host (PortList).
+  if (spec_.external && present("network")) {  // network: values are literal
+    if (spec_.external_method == ExternalMethod::WholeIP && spec_.network.mode == NetworkMode::Nat)
+      r_.warning(root["externalMethod"], "externalMethod",
+                 "libvirt refuses this space: WholeIP gives the VM an address of its own, which "
+                 "there only a bridged space has (network.mode: bridged; a NAT space publishes its "
+                 "externalPorts on ports of the host with PortList); the KubeVirt backend gives it "
+                 "a LoadBalancer address");
+    else if (spec_.external_method == ExternalMethod::PortList &&
+             spec_.network.mode == NetworkMode::Bridged)
+      r_.warning(present("externalPorts") ? root["externalPorts"] : root["external"],
+                 "externalPorts",
+                 "a bridged space is reachable at its own address on libvirt: its externalPorts "
+                 "are published only by the KubeVirt backend (a LoadBalancer)");
+  }
   if (!spec_.external &&
       (present("externalMethod") || present("externalPorts") || present("externalAllowICMP")))
     r_.warning(present("externalPorts")    ? root["externalPorts"]

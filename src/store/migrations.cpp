@@ -179,6 +179,21 @@ void add_applied_parts(Db& db) {
   db.exec("ALTER TABLE spaces ADD COLUMN applied_parts TEXT NOT NULL DEFAULT '{}'");
 }
 
+// v6: host ports that publish spaces' guest ports (template external: PortList on libvirt).
+void add_host_ports(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE host_ports (
+  protocol   TEXT NOT NULL CHECK (protocol IN ('tcp', 'udp')),
+  host_port  INTEGER NOT NULL CHECK (host_port BETWEEN 1 AND 65535),
+  space_id   TEXT NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  guest_port INTEGER NOT NULL CHECK (guest_port BETWEEN 1 AND 65535),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (protocol, host_port),
+  UNIQUE (space_id, protocol, guest_port)
+) STRICT;
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -196,6 +211,7 @@ const std::vector<Migration>& migrations() {
       {3, "web sessions", add_web_sessions},
       {4, "space change journal", add_space_changes},
       {5, "parts applied at a space's last start", add_applied_parts},
+      {6, "host ports of external spaces", add_host_ports},
   };
   return steps;
 }

@@ -132,6 +132,15 @@ struct IpLease {
 
 std::string format_ipv4(std::uint32_t ip);  // dotted quad
 
+// A port of the host that publishes a port of a space's guest (template `external`).
+struct HostPort {
+  std::string protocol;  // tcp | udp
+  std::uint16_t host_port = 0;
+  std::string space_id;
+  std::uint16_t guest_port = 0;
+  std::int64_t created_at = 0;
+};
+
 // ---- operations and events ----------------------------------------------------------------
 
 enum class OperationState { Pending, Running, Succeeded, Failed };

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "store/host_ports.hpp"
 #include "store/leases.hpp"
 #include "store/migrations.hpp"
 #include "store/operations.hpp"
@@ -55,6 +56,7 @@ class Store {
   PoolRepository& pools() { return pools_; }
   SpaceRepository& spaces() { return spaces_; }
   LeaseRepository& leases() { return leases_; }
+  HostPortRepository& host_ports() { return host_ports_; }
   OperationRepository& operations() { return operations_; }
   EventRepository& events() { return events_; }
 
@@ -81,6 +83,7 @@ class Store {
   PoolRepository pools_{db_, clock_};
   SpaceRepository spaces_{db_, clock_};
   LeaseRepository leases_{db_, clock_};
+  HostPortRepository host_ports_{db_, clock_};
   OperationRepository operations_{db_, clock_};
   EventRepository events_{db_, clock_};
   std::unique_ptr<UserRepository> read_users_;

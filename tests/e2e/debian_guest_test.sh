@@ -105,8 +105,9 @@ net_isolated_create "$network" "$bridge" "$net3.$((base + 1))/28" "$net3.$((base
 log "network $network on $subnet/28 (bridge $bridge)"
 
 # --- the real server: private data dir, its own images path, a free loopback port -------------
+resolver=$net3.$((base + 1)) # what bridged guests are told to use (the test checks the config)
 "$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$images" \
-  --domain-type qemu --libvirt-uri qemu:///system >"$work/server.log" 2>&1 &
+  --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" >"$work/server.log" 2>&1 &
 server_pid=$!
 url=""
 for _ in $(seq 300); do
@@ -311,6 +312,142 @@ pool_case() {
   check "claimed space delete --wait" as_user space delete mine --wait >/dev/null
 }
 if [ "$pools" = 1 ]; then pool_case; fi
+
+# --- BRIDGED: a static address on real cloud-init, and what a template change and set-ip do ----
+# Debian 12's cloud-init (22.4, ifupdown) is where a stand-in guest's acceptance proves nothing:
+# address, default route, resolvers; then a changed environment, a new key of the owner and a
+# new address reach the guest at the next start, while its SSH host key (its identity) and the
+# template's per-instance runcmd stay as they were.
+bridged_case() {
+  local sub bbase bnet3 brbr gw first second info_b keys_before hostkey t
+  sub=$(net_free_subnet 28) || { fail "no second free /28 for the bridged case"; return; }
+  bbase=${sub##*.}
+  bnet3=${sub%.*}
+  brbr=bwb$tag
+  gw=$bnet3.$((bbase + 1))
+  net_bridge_create "$brbr" "$gw/28" || { fail "test bridge $brbr on $sub/28"; return; }
+  log "bridge $brbr on $sub/28"
+  bridged_yaml() { # STAGE: the template at a stage of the test
+    cat <<YAML
+name: $prefix-\${{ .space.name }}
+hostname: brd-$tag
+image: debian-12
+memory: 1G
+cpus: 2
+network:
+  mode: bridged
+  bridge: $brbr
+  cidr: $sub/28
+  gateway: $gw
+  ip_range_start: $bnet3.$((bbase + 2))
+  ip_range_end: $bnet3.$((bbase + 6))
+environment:
+  - BWDEB_STAGE=$1
+cloudInit: |
+  #cloud-config
+  runcmd:
+    - [ sh, -c, 'echo "$1" >> /var/lib/bwdeb-runs' ]
+YAML
+  }
+  bridged_yaml one >"$work/debian-br.yaml"
+  as_admin template create "$work/debian-br.yaml" >/dev/null || { fail "bridged template create"; return; }
+  t=$(now)
+  as_user space create debian-br br --wait --timeout "$READY_TIMEOUT" >"$work/br.out" 2>&1 &
+  if ! wait $!; then
+    cat "$work/br.out"
+    as_user space info br
+    fail "bridged space create --wait"
+    return
+  fi
+  log "bridged space ready $(since "$t") s after the request"
+  info_b=$(as_user space info br -o json)
+  first=$(field ip "$info_b")
+  check "the bridged space has an address from the range ($first)" \
+    grep -qE "^$bnet3\.($((bbase + 2))|$((bbase + 3))|$((bbase + 4))|$((bbase + 5))|$((bbase + 6)))$" <<<"$first"
+  local known=$work/br_known_hosts
+  # The first connection learns the host key; every later one requires the same key.
+  for _ in 1 2 3 4 5; do
+    ssh-keyscan -T 10 -t ed25519 "$first" 2>/dev/null | grep -q ssh-ed25519 && break
+    sleep 3
+  done
+  ssh-keyscan -T 10 -t ed25519 "$first" >"$known" 2>/dev/null
+  hostkey=$(awk '{ print $3 }' "$known")
+  [ -n "$hostkey" ] || { fail "the bridged guest's SSH host key"; return; }
+  bssh() { # ADDRESS KEY COMMAND...: strict host key checking against the first key
+    local addr=$1 key=$2
+    shift 2
+    ssh -i "$key" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes \
+      -o UserKnownHostsFile="$known" -o HostKeyAlias=bwdeb-br -o LogLevel=ERROR \
+      -o ConnectTimeout=20 -o BindInterface="$brbr" "$user@$addr" "$@"
+  }
+  sed -i "s/^[^ ]* /bwdeb-br /" "$known"
+  for _ in 1 2 3; do bssh "$first" "$work/id_ed25519" true 2>"$work/ssh.err" && break; sleep 2; done
+  check "bridged: the owner logs in at $first" [ "$(bssh "$first" "$work/id_ed25519" id -un 2>>"$work/ssh.err")" = "$user" ]
+  check "bridged: eth0 holds $first/28" \
+    grep -q "inet $first/28" <<<"$(bssh "$first" "$work/id_ed25519" ip -4 -o addr show eth0 2>>"$work/ssh.err")"
+  check "bridged: the default route goes through the gateway $gw" \
+    grep -q "^default via $gw " <<<"$(bssh "$first" "$work/id_ed25519" ip route 2>>"$work/ssh.err")"
+  check "bridged: the resolver is the server's ($resolver)" \
+    grep -qx "nameserver $resolver" <<<"$(bssh "$first" "$work/id_ed25519" cat /etc/resolv.conf 2>>"$work/ssh.err")"
+  check "bridged: cloud-init reports done (its network stage accepted the config)" \
+    grep -q 'status: done' <<<"$(bssh "$first" "$work/id_ed25519" cloud-init status 2>>"$work/ssh.err")"
+  check "bridged: the environment is the template's" \
+    [ "$(bssh "$first" "$work/id_ed25519" "bash -lc 'printf %s \"\$BWDEB_STAGE\"'" 2>>"$work/ssh.err")" = one ]
+  check "bridged: the environment file is the owner's and root's only" \
+    [ "$(bssh "$first" "$work/id_ed25519" "stat -c '%a %U %G' /etc/profile.d/bowline-environment.sh" 2>>"$work/ssh.err")" = "640 root $user" ]
+
+  # The changes: the template (environment, cloudInit), a second key of the owner, an address.
+  bridged_yaml two >"$work/debian-br.yaml"
+  as_admin template update "$work/debian-br.yaml" --name debian-br >/dev/null || fail "template update"
+  ssh-keygen -q -t ed25519 -N '' -C "$user-second" -f "$work/id_second" || fail "ssh-keygen"
+  as_user user add-key "$user" "$work/id_second.pub" >/dev/null || fail "user add-key"
+  local pending
+  pending=$(as_user space info br | awk -F': +' '$1 == "pending" { print $2 }')
+  check "space info names the pending changes ($pending)" \
+    grep -qE 'environment.*\(at the next start\).*cloudInit \(to new spaces only\)|cloudInit \(to new spaces only\).*environment.*\(at the next start\)' <<<"$pending"
+  check "  ... the owner's new key among them" grep -q account <<<"$pending"
+  check "bridged: space stop --wait" as_user space stop br --wait >/dev/null
+  second=$bnet3.$((bbase + 6))
+  [ "$second" = "$first" ] && second=$bnet3.$((bbase + 5))
+  check "bridged: set-ip $second while stopped" as_user space set-ip br "$second"
+  t=$(now)
+  as_user space start br --wait --timeout "$READY_TIMEOUT" >"$work/br.out" 2>&1 &
+  wait $! || { cat "$work/br.out"; fail "bridged space start --wait"; return; }
+  log "bridged space up again at $second $(since "$t") s after the start"
+  for _ in 1 2 3 4 5; do bssh "$second" "$work/id_second" true 2>"$work/ssh.err" && break; sleep 3; done
+  check "after set-ip: the same host key answers at $second (StrictHostKeyChecking yes)" \
+    bssh "$second" "$work/id_second" true
+  check "after set-ip: $first is gone" bash -c "! busybox ping -c 1 -W 2 -I $brbr $first >/dev/null 2>&1"
+  check "after set-ip: the default route still goes through $gw" \
+    grep -q "^default via $gw " <<<"$(bssh "$second" "$work/id_second" ip route 2>>"$work/ssh.err")"
+  check "after the change: the owner's new key logs in" \
+    [ "$(bssh "$second" "$work/id_second" id -un 2>>"$work/ssh.err")" = "$user" ]
+  check "after the change: the first key still logs in" bssh "$second" "$work/id_ed25519" true
+  check "after the change: the environment is the new one" \
+    [ "$(bssh "$second" "$work/id_second" "bash -lc 'printf %s \"\$BWDEB_STAGE\"'" 2>>"$work/ssh.err")" = two ]
+  check "after the change: the template's runcmd ran once, at the first boot (per instance)" \
+    [ "$(bssh "$second" "$work/id_second" cat /var/lib/bwdeb-runs 2>>"$work/ssh.err")" = one ]
+  check "after the start: only the cloudInit change (for new spaces) is still listed" \
+    [ "$(as_user space info br | awk -F': +' '$1 == "pending" { print $2 }')" = "cloudInit (to new spaces only)" ]
+
+  # A stopped runStrategy Always space stays stopped across a host reboot: libvirtd restarted
+  # with its once-per-boot marker gone autostarts what is marked for it.
+  check "bridged: space stop --wait (before the simulated reboot)" as_user space stop br --wait >/dev/null
+  local bdomain
+  bdomain=$(field domain "$info_b")
+  pkill -x libvirtd
+  for _ in $(seq 50); do pgrep -x libvirtd >/dev/null || break; sleep 0.2; done
+  rm -f /run/libvirt/qemu/autostarted
+  libvirtd -d
+  for _ in $(seq 100); do $VIRSH -q version >/dev/null 2>&1 && break; sleep 0.2; done
+  sleep 5 # autostart happens as libvirtd comes up
+  check "after a simulated host reboot the stopped space's domain is still off" \
+    [ "$($VIRSH domstate "$bdomain" 2>/dev/null)" = "shut off" ]
+  check "  ... and the space is still stopped" [ "$(as_user space info br -o json | json_get state)" = stopped ]
+  check "bridged: space delete --wait" as_user space delete br --wait >/dev/null
+  [ -s "$work/ssh.err" ] && sed 's/^/  ssh: /' "$work/ssh.err"
+}
+bridged_case
 
 # --- delete leaves no domain ------------------------------------------------------------------
 t=$(now)

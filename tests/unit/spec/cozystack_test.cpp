@@ -474,8 +474,14 @@ TEST(External, Defaults) {
   EXPECT_TRUE(r.spec->external_allow_icmp);
 }
 
+// The base of with(), bridged: WholeIP is a bridged space's own address.
+LoadResult bridged_with(const std::string& extra) {
+  return load("image: debian-12\nnetwork: {mode: bridged, bridge: br0, cidr: 198.51.100.0/24}\n" +
+              extra);
+}
+
 TEST(External, Settings) {
-  const auto r = with(
+  const auto r = bridged_with(
       "external: true\nexternalMethod: WholeIP\nexternalPorts: [1, 443, 65535]\n"
       "externalAllowICMP: false\n");
   ASSERT_TRUE(Valid(r));
@@ -484,6 +490,26 @@ TEST(External, Settings) {
   EXPECT_EQ(r.spec->external_method, ExternalMethod::WholeIP);
   EXPECT_EQ(r.spec->external_ports, (std::vector<std::uint16_t>{1, 443, 65535}));
   EXPECT_FALSE(r.spec->external_allow_icmp);
+}
+
+// On libvirt a NAT space has no address of its own to give away (WholeIP), and a bridged one
+// needs no ports published (PortList) except on KubeVirt.
+TEST(External, WholeIpOnNatAndPortListOnBridgedAreWarningsNamingTheBackend) {
+  auto r = with("external: true\nexternalMethod: WholeIP\n");
+  ASSERT_TRUE(Valid(r)) << "valid for KubeVirt";
+  ASSERT_EQ(r.diagnostics.items().size(), 1u);
+  EXPECT_EQ(r.diagnostics.items()[0].severity, Severity::Warning);
+  EXPECT_EQ(r.diagnostics.items()[0].path, "externalMethod");
+  EXPECT_NE(r.diagnostics.items()[0].message.find("libvirt refuses this space"), std::string::npos);
+  r = bridged_with("external: true\nexternalPorts: [22, 8080]\n");
+  ASSERT_TRUE(Valid(r));
+  ASSERT_EQ(r.diagnostics.items().size(), 1u);
+  EXPECT_EQ(r.diagnostics.items()[0].severity, Severity::Warning);
+  EXPECT_EQ(r.diagnostics.items()[0].path, "externalPorts");
+  EXPECT_NE(r.diagnostics.items()[0].message.find("only by the KubeVirt backend"),
+            std::string::npos);
+  EXPECT_TRUE(with("external: true\nexternalPorts: [22, 8080]\n").diagnostics.items().empty())
+      << "PortList on NAT: published on ports of the host";
 }
 
 TEST(External, MethodMustBeKnown) {

@@ -1,0 +1,130 @@
+// External access to NAT spaces on libvirt (port_forwards.hpp): host ports held for a space's
+// life, forwarded while it runs. A NAT guest's address comes from its DHCP lease after it
+// boots, so publishing waits for it on a thread of its own (never holding an operation's
+// worker), and a stop or delete withdraws the ports; a generation number per space keeps a late
+// publication from undoing a withdrawal.
+#include "engine/engine.hpp"
+#include "spec/ipv4.hpp"
+
+namespace bowline::engine {
+
+using store::SpaceState;
+
+bool Engine::publishes_ports(const spec::Spec& spec) const {
+  return spec.external && spec.external_method == spec::ExternalMethod::PortList &&
+         spec.network.mode == spec::NetworkMode::Nat && !spec.external_ports.empty();
+}
+
+void Engine::allocate_ports(const store::Space& space, const spec::Spec& spec) {
+  if (!publishes_ports(spec)) return;
+  if (!forwarder_)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "this server publishes no external ports (external: true with PortList "
+                      "on a NAT space)");
+  for (const auto port : spec.external_ports)
+    if (!store_.host_ports().allocate(space.id, "tcp", port, settings_.external_port_first,
+                                      settings_.external_port_last))
+      throw EngineError(
+          EngineError::Kind::Conflict,
+          "no free host port left in " + std::to_string(settings_.external_port_first) + "-" +
+              std::to_string(settings_.external_port_last) +
+              " (server.external_ports) for the space's external port " + std::to_string(port));
+}
+
+std::optional<std::string> Engine::guest_address(const std::string& domain) {
+  for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
+    try {
+      for (const auto& a : hypervisor_.interface_addresses(domain, source))
+        if (!a.ipv6 && spec::Ipv4Address::parse(a.address)) return a.address;
+    } catch (const libvirt::HypervisorError&) {
+    }
+  }
+  return std::nullopt;
+}
+
+void Engine::publish_ports(const std::string& id) {
+  if (!forwarder_ || store_.host_ports().of_space(id).empty()) return;
+  {
+    std::lock_guard lock(forwards_mutex_);
+    awaiting_address_[id] = {forward_generation_[id],
+                             std::chrono::steady_clock::now() + settings_.address_timeout};
+    if (!publisher_.joinable()) publisher_ = std::thread([this] { publisher_loop(); });
+  }
+  publisher_wake_.notify_all();
+}
+
+void Engine::publisher_loop() {
+  std::unique_lock lock(forwards_mutex_);
+  while (!publisher_stop_) {
+    const auto now = std::chrono::steady_clock::now();
+    auto waiting = awaiting_address_;
+    lock.unlock();
+    for (const auto& [id, entry] : waiting) {
+      const bool last_try = now >= entry.second;
+      if (try_publish(id, entry.first, last_try) || last_try) {
+        std::lock_guard relock(forwards_mutex_);
+        if (auto it = awaiting_address_.find(id);
+            it != awaiting_address_.end() && it->second == entry)
+          awaiting_address_.erase(it);
+      }
+    }
+    lock.lock();
+    publisher_wake_.wait_for(lock, std::chrono::seconds(1), [this] { return publisher_stop_; });
+  }
+}
+
+// True when done (published, or nothing to publish any more).
+bool Engine::try_publish(const std::string& id, std::uint64_t generation, bool last_try) {
+  const auto space = store_.spaces().get(id);
+  if (!space || space->state != SpaceState::Running) return true;
+  const auto address = guest_address(space->domain_name);
+  if (!address) {
+    if (last_try) {
+      std::lock_guard lock(forwards_mutex_);
+      forward_errors_[id] = "the guest got no address within " +
+                            std::to_string(settings_.address_timeout.count()) +
+                            " s: its external ports are not forwarded";
+      events_.publish("space.external", id, {{"error", forward_errors_[id]}});
+    }
+    return false;
+  }
+  std::vector<PortForward> forwards;
+  for (const auto& port : store_.host_ports().of_space(id))
+    forwards.push_back({id, port.protocol, port.host_port, *address, port.guest_port});
+  std::lock_guard lock(forwards_mutex_);
+  if (forward_generation_[id] != generation) return true;  // withdrawn meanwhile
+  forwards_[id] = forwards;
+  apply_forwards_locked();
+  nlohmann::json ports = nlohmann::json::array();
+  for (const auto& f : forwards)
+    ports.push_back(
+        {{"protocol", f.protocol}, {"hostPort", f.host_port}, {"guestPort", f.guest_port}});
+  if (const auto it = forward_errors_.find(id); it != forward_errors_.end())
+    events_.publish("space.external", id, {{"error", it->second}});
+  else
+    events_.publish("space.external", id, {{"address", *address}, {"ports", ports}});
+  return true;
+}
+
+void Engine::withdraw_ports(const std::string& id) {
+  std::lock_guard lock(forwards_mutex_);
+  ++forward_generation_[id];
+  awaiting_address_.erase(id);
+  forward_errors_.erase(id);
+  if (forwards_.erase(id)) apply_forwards_locked();
+}
+
+void Engine::apply_forwards_locked() {
+  std::vector<PortForward> all;
+  for (const auto& [id, list] : forwards_) all.insert(all.end(), list.begin(), list.end());
+  try {
+    forwarder_->apply(all);
+    for (const auto& [id, list] : forwards_) forward_errors_.erase(id);
+  } catch (const std::exception& e) {
+    // Reaches the user on space info and as an event, not only a log line.
+    for (const auto& [id, list] : forwards_) forward_errors_[id] = e.what();
+    events_.publish("reconcile.error", std::nullopt, {{"error", e.what()}});
+  }
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,98 @@
+#include "engine/port_forwards.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace bowline::engine {
+
+namespace {
+
+std::string mark() {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", kForwardMark);
+  return text;
+}
+
+std::string dnat(const PortForward& f) {
+  return f.protocol + " dport " + std::to_string(f.host_port) + " ct mark set " + mark() +
+         " dnat to " + f.guest_address + ":" + std::to_string(f.guest_port) + " comment \"space " +
+         f.space_id + "\"";
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+std::string nft_ruleset(const std::vector<PortForward>& forwards) {
+  // "table" first: deleting a table that does not exist fails the whole transaction.
+  std::string out = "table ip bowline\ndelete table ip bowline\n";
+  if (forwards.empty()) return out;
+  out += "table ip bowline {\n";
+  // Only connections to this host's own addresses: never traffic it routes for others.
+  out += "  chain prerouting {\n    type nat hook prerouting priority dstnat; policy accept;\n";
+  for (const auto& f : forwards) out += "    fib daddr type local " + dnat(f) + "\n";
+  out += "  }\n";
+  // Connections the host opens to one of its own addresses (not loopback: the kernel drops
+  // packets from 127.0.0.1 that leave through another interface).
+  out += "  chain output {\n    type nat hook output priority -100; policy accept;\n";
+  for (const auto& f : forwards)
+    out += "    fib daddr type local ip daddr != 127.0.0.0/8 " + dnat(f) + "\n";
+  out += "  }\n";
+  out += "  chain postrouting {\n    type nat hook postrouting priority srcnat; policy accept;\n";
+  out += "    ct mark " + mark() + " masquerade\n  }\n}\n";
+  return out;
+}
+
+NftPortForwarder::NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir)
+    : runner_(runner), scratch_dir_(std::move(scratch_dir)) {}
+
+void NftPortForwarder::accept_in_forward_chain() {
+  const std::chrono::seconds timeout(10);
+  const auto ipt = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"iptables", "-w"});
+    return runner_.run(args, timeout);
+  };
+  ipt({"-N", "BOWLINE_FORWARD"});  // fails when it exists: fine
+  const std::vector<std::string> rule{"-m", "connmark", "--mark", mark(), "-j", "ACCEPT"};
+  auto check = rule;
+  check.insert(check.begin(), {"-C", "BOWLINE_FORWARD"});
+  if (ipt(check).exit_code != 0) {
+    auto add = rule;
+    add.insert(add.begin(), {"-A", "BOWLINE_FORWARD"});
+    if (const auto r = ipt(add); r.exit_code != 0)
+      throw std::runtime_error("iptables: cannot accept forwarded connections: " +
+                               first_line(r.err));
+  }
+  // First in FORWARD, before libvirt's chains, which reject new connections into its networks
+  // (libvirt may have put its own jumps above ours since).
+  while (ipt({"-D", "FORWARD", "-j", "BOWLINE_FORWARD"}).exit_code == 0) {
+  }
+  if (const auto r = ipt({"-I", "FORWARD", "1", "-j", "BOWLINE_FORWARD"}); r.exit_code != 0)
+    throw std::runtime_error("iptables: cannot add BOWLINE_FORWARD to FORWARD: " +
+                             first_line(r.err));
+}
+
+void NftPortForwarder::apply(const std::vector<PortForward>& forwards) {
+  std::lock_guard lock(mutex_);
+  if (!forwards.empty()) accept_in_forward_chain();
+  const auto file = scratch_dir_ + "/bowline-forwards." + std::to_string(::getpid()) + ".nft";
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << nft_ruleset(forwards);
+    if (!out) throw std::runtime_error("cannot write " + file);
+  }
+  const auto result = runner_.run({"nft", "-f", file}, std::chrono::seconds(10));
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  if (result.exit_code != 0)
+    throw std::runtime_error("nft: cannot publish the spaces' external ports: " +
+                             first_line(result.err.empty() ? result.out : result.err));
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,62 @@
+// The nftables ruleset for external ports, and what the forwarder runs on the host (a scripted
+// ProcessRunner: the real nft and iptables run in e2e.external_ports).
+#include "engine/port_forwards.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "../common/scratch_files.hpp"
+
+namespace bowline::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(NftRuleset, ReplacesTheWholeTableInOneTransaction) {
+  const auto text = nft_ruleset({{"space-a", "tcp", 20000, "192.168.122.5", 22},
+                                 {"space-b", "tcp", 20001, "192.168.122.9", 8080}});
+  // A table is declared before it is deleted (deleting a missing one fails the transaction).
+  EXPECT_EQ(text.rfind("table ip bowline\ndelete table ip bowline\ntable ip bowline {\n", 0), 0u)
+      << text;
+  EXPECT_THAT(text, HasSubstr("type nat hook prerouting priority dstnat;"));
+  EXPECT_THAT(text, HasSubstr("fib daddr type local tcp dport 20000 ct mark set 0x626f776c dnat "
+                              "to 192.168.122.5:22 comment \"space space-a\""));
+  EXPECT_THAT(text, HasSubstr("fib daddr type local ip daddr != 127.0.0.0/8 tcp dport 20001 ct "
+                              "mark set 0x626f776c dnat to 192.168.122.9:8080"));
+  EXPECT_THAT(text, HasSubstr("ct mark 0x626f776c masquerade"));
+  // Nothing to forward: the table goes.
+  EXPECT_EQ(nft_ruleset({}), "table ip bowline\ndelete table ip bowline\n");
+}
+
+class ScriptedRunner final : public util::ProcessRunner {
+ public:
+  std::vector<std::vector<std::string>> calls;
+  std::vector<std::string> scripts;  // what nft was given
+  util::ProcessResult run(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds) override {
+    calls.push_back(argv);
+    if (argv[0] == "nft") scripts.push_back(test_support::read_file(argv[2]));
+    if (argv[0] == "iptables" && argv[2] == "-C") return {1, "", "", false};  // rule missing
+    if (argv[0] == "iptables" && argv[2] == "-D") return {1, "", "", false};  // jump missing
+    return {0, "", "", false};
+  }
+};
+
+TEST(NftPortForwarder, AcceptsMarkedConnectionsFirstInForwardAndLoadsTheTable) {
+  ScriptedRunner runner;
+  test_support::TempDir dir;
+  NftPortForwarder forwarder(runner, dir.path().string());
+  forwarder.apply({{"space-a", "tcp", 20000, "192.168.122.5", 22}});
+  auto has_call = [&](const std::vector<std::string>& argv) {
+    return std::find(runner.calls.begin(), runner.calls.end(), argv) != runner.calls.end();
+  };
+  EXPECT_TRUE(has_call({"iptables", "-w", "-A", "BOWLINE_FORWARD", "-m", "connmark", "--mark",
+                        "0x626f776c", "-j", "ACCEPT"}));
+  EXPECT_TRUE(has_call({"iptables", "-w", "-I", "FORWARD", "1", "-j", "BOWLINE_FORWARD"}));
+  ASSERT_EQ(runner.scripts.size(), 1u);
+  EXPECT_THAT(runner.scripts[0], HasSubstr("dnat to 192.168.122.5:22"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "the script file is left behind";
+}
+
+}  // namespace
+}  // namespace bowline::engine
