@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "spec/validators.hpp"
@@ -59,6 +60,9 @@ void NodeRequirements::add(const spec::Spec& spec) {
     if (std::none_of(devices.begin(), devices.end(), same)) devices.push_back(device);
   };
   for (const auto& device : spec.devices) add_device(device);
+  if (spec.external && spec.external_method == spec::ExternalMethod::PortList &&
+      spec.network.mode == spec::NetworkMode::Nat)
+    external_ports = true;
   for (const auto& gpu : spec.gpus) {
     spec::Device device;
     // Only a PCI address is a libvirt device; a device-plugin name is KubeVirt's business.
@@ -412,6 +416,24 @@ Check check_storage_path(const StoragePath& where, const NodeCheckOptions& optio
   return c;
 }
 
+// External ports of NAT spaces are DNAT: the host must forward IPv4.
+Check check_ip_forward(const NodeCheckOptions& options) {
+  auto c = make_check("ip-forward", "the host forwards IPv4 (external ports of NAT spaces)");
+  std::string value;
+  std::ifstream(options.ip_forward_file) >> value;
+  if (value == "1") {
+    c.detail = "net.ipv4.ip_forward is 1";
+    return c;
+  }
+  c.status = CheckStatus::Missing;
+  c.detail = value.empty() ? "cannot read " + options.ip_forward_file
+                           : "net.ipv4.ip_forward is " + value + ": external ports reach no guest";
+  c.fix =
+      "sysctl -w net.ipv4.ip_forward=1, and net.ipv4.ip_forward=1 in /etc/sysctl.d/ to keep it "
+      "(libvirt's NAT networks turn it on too)";
+  return c;
+}
+
 std::vector<StoragePath> storage_paths(const NodeCheckOptions& options) {
   std::vector<StoragePath> out{
       {"images-path", "images path", "server.kvm.images_path", options.images_path, true}};
@@ -608,6 +630,7 @@ NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& c
     report.checks.push_back(check_bridge(bridge, context.host));
   for (const auto& network : options.requirements.networks)
     report.checks.push_back(check_network(network, context.hypervisor));
+  if (options.requirements.external_ports) report.checks.push_back(check_ip_forward(options));
 
   std::vector<libvirt::NodeDevice> devices;
   std::string device_error;

@@ -38,6 +38,7 @@ struct NodeRequirements {
   std::vector<std::string> bridges;   // host bridges of bridged templates
   std::vector<std::string> networks;  // libvirt networks: NAT templates' and extra NICs'
   std::vector<spec::Device> devices;  // passthrough devices templates name
+  bool external_ports = false;        // a NAT template publishes ports on this host
   void add(const spec::Spec& spec);   // keeps each name once, in first-seen order
 };
 
@@ -52,6 +53,7 @@ struct NodeCheckOptions {
   std::vector<std::string> qemu_users{"libvirt-qemu", "qemu"};
   std::string kvm_device = "/dev/kvm";
   std::string qemu_img = "qemu-img";
+  std::string ip_forward_file = "/proc/sys/net/ipv4/ip_forward";
   NodeRequirements requirements;
 };
 

@@ -49,8 +49,11 @@ std::string nft_ruleset(const std::vector<PortForward>& forwards) {
   return out;
 }
 
-NftPortForwarder::NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir)
-    : runner_(runner), scratch_dir_(std::move(scratch_dir)) {}
+NftPortForwarder::NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir,
+                                   std::string ip_forward_file)
+    : runner_(runner),
+      scratch_dir_(std::move(scratch_dir)),
+      ip_forward_file_(std::move(ip_forward_file)) {}
 
 void NftPortForwarder::accept_in_forward_chain() {
   const std::chrono::seconds timeout(10);
@@ -80,7 +83,16 @@ void NftPortForwarder::accept_in_forward_chain() {
 
 void NftPortForwarder::apply(const std::vector<PortForward>& forwards) {
   std::lock_guard lock(mutex_);
-  if (!forwards.empty()) accept_in_forward_chain();
+  if (!forwards.empty()) {
+    std::string forwarding;
+    std::ifstream(ip_forward_file_) >> forwarding;
+    if (forwarding == "0")
+      throw std::runtime_error(
+          "this host does not forward IPv4 (net.ipv4.ip_forward is 0), so no external port "
+          "reaches a guest: sysctl -w net.ipv4.ip_forward=1 (and net.ipv4.ip_forward=1 in "
+          "/etc/sysctl.d/ to keep it)");
+    accept_in_forward_chain();
+  }
   const auto file = scratch_dir_ + "/bowline-forwards." + std::to_string(::getpid()) + ".nft";
   {
     std::ofstream out(file, std::ios::trunc);

@@ -44,16 +44,20 @@ class PortForwarder {
   virtual void apply(const std::vector<PortForward>& forwards) = 0;
 };
 
-// nft and iptables through a ProcessRunner; `scratch_dir` holds the script nft reads.
+// nft and iptables through a ProcessRunner; `scratch_dir` holds the script nft reads. The host
+// must forward IPv4 (libvirt's NAT networks turn it on; bowline does not change a host-wide
+// setting behind the operator's back): with ip_forward off, apply() fails saying so.
 class NftPortForwarder final : public PortForwarder {
  public:
-  NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir);
+  NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir,
+                   std::string ip_forward_file = "/proc/sys/net/ipv4/ip_forward");
   void apply(const std::vector<PortForward>& forwards) override;
 
  private:
   void accept_in_forward_chain();
   util::ProcessRunner& runner_;
   std::string scratch_dir_;
+  std::string ip_forward_file_;
   std::mutex mutex_;
 };
 

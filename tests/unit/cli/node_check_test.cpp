@@ -417,6 +417,21 @@ TEST_F(NodeCheckTest, TheKvmProbeDecidesAutoAndIsRequiredForKvm) {
   EXPECT_TRUE(report.ready());
 }
 
+// A NAT template with external ports needs a host that forwards IPv4.
+TEST_F(NodeCheckTest, ExternalPortsNeedIpForwarding) {
+  EXPECT_EQ(find(run(), "ip-forward"), nullptr) << "checked only when a template publishes ports";
+  options.requirements.external_ports = true;
+  options.ip_forward_file = (temp.path() / "ip_forward").string();
+  std::ofstream(options.ip_forward_file) << "0\n";
+  auto report = run();
+  ASSERT_NE(find(report, "ip-forward"), nullptr);
+  EXPECT_EQ(find(report, "ip-forward")->status, CheckStatus::Missing);
+  EXPECT_THAT(find(report, "ip-forward")->fix, HasSubstr("sysctl -w net.ipv4.ip_forward=1"));
+  EXPECT_FALSE(report.ready());
+  std::ofstream(options.ip_forward_file) << "1\n";
+  EXPECT_EQ(find(run(), "ip-forward")->status, CheckStatus::Ok);
+}
+
 TEST_F(NodeCheckTest, ImagesPathNotYetMadeWarns) {
   options.images_path = (temp.path() / "later" / "images").string();
   const auto report = run();

@@ -298,6 +298,29 @@ TEST_F(EngineTest, ExternalPortsAreForwardedWhileTheSpaceRuns) {
   EXPECT_TRUE(store_->host_ports().of_space(id).empty());
 }
 
+// A host that refuses to forward: the space runs, and space info says why its ports are not
+// published (not only a log line).
+TEST_F(EngineTest, AForwardThatTheHostRefusesIsShownOnTheSpace) {
+  struct Refuses final : PortForwarder {
+    void apply(const std::vector<PortForward>& forwards) override {
+      if (!forwards.empty()) throw std::runtime_error("net.ipv4.ip_forward is 0");
+    }
+  } refuses;
+  engine_->set_port_forwarder(refuses);
+  const auto tmpl = add_template(
+      "image: tiny\nmemory: 256M\nnetwork: {mode: nat, bridge: default}\nexternal: true\n");
+  const auto id = create(tmpl, "web").space.id;
+  std::string error;
+  for (int i = 0; i < 100 && error.empty(); ++i) {
+    error = engine_->describe(id).external_error;
+    if (error.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(error.find("net.ipv4.ip_forward is 0"), std::string::npos) << error;
+  EXPECT_EQ(space(id).state, store::SpaceState::Running);
+  engine_->delete_space(id);
+  engine_->wait_idle();
+}
+
 // space info says which changes wait for the next start, and which reach new spaces only.
 TEST_F(EngineTest, PendingChangesSayWhatChangedAndWhenItArrives) {
   const auto tmpl = add_template(bridged_template() + "environment:\n  - A=1\n");

@@ -45,7 +45,8 @@ class ScriptedRunner final : public util::ProcessRunner {
 TEST(NftPortForwarder, AcceptsMarkedConnectionsFirstInForwardAndLoadsTheTable) {
   ScriptedRunner runner;
   test_support::TempDir dir;
-  NftPortForwarder forwarder(runner, dir.path().string());
+  test_support::write_file(dir.file("ip_forward"), "1\n");
+  NftPortForwarder forwarder(runner, dir.path().string(), dir.file("ip_forward"));
   forwarder.apply({{"space-a", "tcp", 20000, "192.168.122.5", 22}});
   auto has_call = [&](const std::vector<std::string>& argv) {
     return std::find(runner.calls.begin(), runner.calls.end(), argv) != runner.calls.end();
@@ -55,7 +56,21 @@ TEST(NftPortForwarder, AcceptsMarkedConnectionsFirstInForwardAndLoadsTheTable) {
   EXPECT_TRUE(has_call({"iptables", "-w", "-I", "FORWARD", "1", "-j", "BOWLINE_FORWARD"}));
   ASSERT_EQ(runner.scripts.size(), 1u);
   EXPECT_THAT(runner.scripts[0], HasSubstr("dnat to 192.168.122.5:22"));
-  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "the script file is left behind";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1)
+      << "the script file is left behind";
+
+  // A host that does not forward: nothing is loaded, and the error says what to do.
+  test_support::write_file(dir.file("ip_forward"), "0\n");
+  runner.scripts.clear();
+  try {
+    forwarder.apply({{"space-a", "tcp", 20000, "192.168.122.5", 22}});
+    ADD_FAILURE() << "published with forwarding off";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("sysctl -w net.ipv4.ip_forward=1"));
+  }
+  EXPECT_TRUE(runner.scripts.empty());
+  forwarder.apply({});  // withdrawing needs no forwarding
+  EXPECT_EQ(runner.scripts.size(), 1u);
 }
 
 }  // namespace
