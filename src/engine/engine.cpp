@@ -432,8 +432,12 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
     write_seed(plan);
 
     progress(stage, id, "defining domain", 90);
-    plan::User owner_facts = user;
-    hypervisor_.define(libvirt::render_domain_xml(plan, libvirt::metadata_for(facts, owner_facts)));
+    {
+      // Dedicated CPUs and GPUs: chosen and written into the domain under one lock.
+      std::lock_guard placing(placement_mutex_);
+      plan::place(plan, l.spec, place(l.space, l.spec, plan));
+      hypervisor_.define(libvirt::render_domain_xml(plan, libvirt::metadata_for(facts, user)));
+    }
     defined = true;
     hypervisor_.set_autostart(plan.domain_name, l.spec.run_strategy == spec::RunStrategy::Always);
     store_.spaces().set_applied(id, l.tmpl.revision, applied_parts(l.space, l.spec, plan));

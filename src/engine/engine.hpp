@@ -41,6 +41,8 @@ struct EngineSettings {
   // Host ports that publish external NAT spaces' guest ports (server.external_ports).
   std::uint16_t external_port_first = 20000;
   std::uint16_t external_port_last = 29999;
+  // Host CPUs set aside for spaces whose instance type dedicates CPUs (server.kvm.dedicated_cpus).
+  std::vector<unsigned> dedicated_cpus;
   // How long a started NAT space may take to get its DHCP lease before its ports are published.
   std::chrono::seconds address_timeout{180};
   spec::Variables server_variables;  // server.url and var.* for templates
@@ -219,6 +221,9 @@ class Engine {
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
   store::Space require(const std::string& id);
   void check_devices_exist(const spec::Spec& spec);
+  // Dedicated CPUs and resource-named GPUs for this start (place_space.cpp); call with
+  // placement_mutex_ held until the domain is defined, so two starts never take the same.
+  plan::Placed place(const store::Space& space, const spec::Spec& spec, const plan::Plan& plan);
   // External ports (external_ports.cpp): held for the space's life, forwarded while it runs.
   bool publishes_ports(const spec::Spec& spec) const;
   void allocate_ports(const store::Space& space, const spec::Spec& spec);
@@ -263,6 +268,7 @@ class Engine {
   bool audit_stop_ = false;
   std::thread auditor_;
   std::map<std::string, RemoteNode*> remote_nodes_;  // by name; set before start()
+  std::mutex placement_mutex_;
   PortForwarder* forwarder_ = nullptr;
   std::mutex forwards_mutex_;
   std::map<std::string, std::vector<PortForward>> forwards_;  // by space: what is published

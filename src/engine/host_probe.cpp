@@ -28,4 +28,17 @@ std::vector<std::string> SysfsHostProbe::bridge_ports(const std::string& name) c
   return ports;
 }
 
+// cpuN/nodeM, the link the kernel makes for CPU N on NUMA node M.
+std::optional<unsigned> SysfsHostProbe::cpu_numa_node(unsigned cpu) const {
+  std::error_code ec;
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(cpu_root_) / ("cpu" + std::to_string(cpu)), ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.size() > 4 && name.rfind("node", 0) == 0 &&
+        name.find_first_not_of("0123456789", 4) == std::string::npos)
+      return static_cast<unsigned>(std::stoul(name.substr(4)));
+  }
+  return std::nullopt;
+}
+
 }  // namespace bowline::engine

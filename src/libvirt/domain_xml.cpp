@@ -209,6 +209,47 @@ void add_cpu(Node domain, const plan::Plan& p, bool kvm) {
       .attr("sockets", std::to_string(p.sockets))
       .attr("cores", std::to_string(p.cores))
       .attr("threads", "1");
+  // vNUMA: the guest sees one NUMA cell holding its vCPUs and memory, backed by the host
+  // nodes its pinned CPUs sit on (numatune).
+  if (p.placement.vnuma && !p.placement.numa_nodes.empty()) {
+    const auto vcpus = std::uint64_t{p.sockets} * p.cores;
+    cpu.add("numa")
+        .add("cell")
+        .attr("id", "0")
+        .attr("cpus", vcpus == 1 ? std::string("0") : "0-" + std::to_string(vcpus - 1))
+        .attr("memory", std::to_string((p.memory_bytes + 1023) / 1024))
+        .attr("unit", "KiB");
+  }
+}
+
+std::string cpu_list(const std::vector<unsigned>& cpus) {
+  std::string out;
+  for (auto c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+  return out;
+}
+
+// Dedicated CPU placement: each vCPU on its own host CPU, the emulator on another when the
+// instance type isolates it, FIFO scheduling for realtime types.
+void add_cputune(Node domain, const plan::Plan& p) {
+  const auto& pl = p.placement;
+  if (pl.vcpu_pins.empty()) return;
+  auto tune = domain.add("cputune");
+  for (std::size_t i = 0; i < pl.vcpu_pins.size(); ++i)
+    tune.add("vcpupin")
+        .attr("vcpu", std::to_string(i))
+        .attr("cpuset", std::to_string(pl.vcpu_pins[i]));
+  if (pl.emulator_pin) tune.add("emulatorpin").attr("cpuset", std::to_string(*pl.emulator_pin));
+  if (pl.realtime)
+    tune.add("vcpusched")
+        .attr("vcpus", pl.vcpu_pins.size() == 1 ? std::string("0")
+                                                : "0-" + std::to_string(pl.vcpu_pins.size() - 1))
+        .attr("scheduler", "fifo")
+        .attr("priority", "1");
+  if (pl.vnuma && !pl.numa_nodes.empty())
+    domain.add("numatune")
+        .add("memory")
+        .attr("mode", "strict")
+        .attr("nodeset", cpu_list(pl.numa_nodes));
 }
 
 void add_os(Node domain, const plan::Plan& p) {
@@ -375,11 +416,6 @@ void add_devices(Node domain, const plan::Plan& p) {
       .text("/dev/urandom");
 }
 
-bool mentions(const std::vector<std::string>& notes, std::string_view word) {
-  return std::any_of(notes.begin(), notes.end(),
-                     [&](const std::string& n) { return n.find(word) != std::string::npos; });
-}
-
 // --- Reading -------------------------------------------------------------------------------
 
 std::string_view prefix_of(std::string_view name) {
@@ -441,10 +477,7 @@ std::string render_domain_xml(const plan::Plan& p, const DomainMetadata& metadat
         .attr("size", std::to_string(page))
         .attr("unit", "KiB");
   domain.add("vcpu").text(std::to_string(vcpus));
-  if (p.placement.isolate_emulator_thread && !mentions(p.notes, "emulator"))
-    domain.comment(
-        "emulator thread isolation needs a host CPU set aside for this space: the emulator "
-        "thread is not pinned on libvirt");
+  add_cputune(domain, p);
 
   domain.add("sysinfo")
       .attr("type", "smbios")

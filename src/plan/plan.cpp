@@ -149,22 +149,31 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
       p.host_devices.push_back({device.kind, gpu, device.a, device.b, device.c, device.d});
     else
       p.notes.push_back("gpu " + gpu +
-                        " is a device-plugin resource: only the KubeVirt backend places it; on "
-                        "libvirt give a PCI address (pci_0000_01_00_0)");
+                        " is a device-plugin resource: this node resolves it to a host device "
+                        "when the space starts");
   }
 
   // Instance-type traits.
   if (spec.sizing.source == spec::SizingSource::InstanceType && spec.instance_type) {
     if (const auto* type = catalog::find_instance_type(*spec.instance_type)) {
       const auto& traits = *type->traits;
-      p.placement = {std::string(type->hugepages_size), traits.dedicated_cpu,
-                     traits.isolate_emulator_thread, traits.vnuma, traits.realtime};
+      p.placement.hugepages_size = type->hugepages_size;
+      p.placement.dedicated_cpu = traits.dedicated_cpu;
+      p.placement.isolate_emulator_thread = traits.isolate_emulator_thread;
+      p.placement.vnuma = traits.vnuma;
+      p.placement.realtime = traits.realtime;
+      // Until the node places the space (place(), at start): what is still missing.
       if (traits.dedicated_cpu)
+        p.notes.push_back(std::string("dedicated CPU placement: no host CPUs are set aside for "
+                                      "this space (server.kvm.dedicated_cpus), so its vCPUs") +
+                          (traits.isolate_emulator_thread ? " and its emulator thread" : "") +
+                          " are not pinned");
+      if (traits.vnuma)
         p.notes.push_back(
-            "dedicated CPU placement needs host CPUs set aside for this space: vCPUs are not "
-            "pinned on libvirt");
-      if (traits.vnuma) p.notes.push_back("vNUMA passthrough is not applied on libvirt");
-      if (traits.realtime) p.notes.push_back("realtime scheduling is not applied on libvirt");
+            "vNUMA: the guest's NUMA cell follows the host nodes of its pinned CPUs, and it has "
+            "none");
+      if (traits.realtime)
+        p.notes.push_back("realtime vCPUs need dedicated CPUs: FIFO scheduling is not applied");
       if (traits.memory_overcommit_percent)
         p.notes.push_back(
             "memory overcommit is the host's business on libvirt: nothing to set per domain");
@@ -204,6 +213,52 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
   // boot instead (the owner's bootcmd, network-config with updates.network.when: boot).
   p.instance_id = "iid-" + util::sha256_hex("bowline-instance/" + space.id).substr(0, 16);
   return p;
+}
+
+unsigned dedicated_cpus_needed(const Plan& plan) {
+  if (!plan.placement.dedicated_cpu) return 0;
+  return plan.sockets * plan.cores + (plan.placement.isolate_emulator_thread ? 1 : 0);
+}
+
+std::vector<std::string> resource_gpus(const spec::Spec& spec) {
+  std::vector<std::string> out;
+  for (const auto& gpu : spec.gpus) {
+    spec::Device device;
+    if (!(spec::parse_device(gpu, device).empty() && device.kind == spec::DeviceKind::Pci))
+      out.push_back(gpu);
+  }
+  return out;
+}
+
+void place(Plan& plan, const spec::Spec& spec, const Placed& placed) {
+  auto drop_note = [&](const std::string& start) {
+    std::erase_if(plan.notes, [&](const std::string& n) { return n.rfind(start, 0) == 0; });
+  };
+  const unsigned vcpus = plan.sockets * plan.cores;
+  auto& pl = plan.placement;
+  if (!placed.cpus.empty()) {
+    if (placed.cpus.size() != dedicated_cpus_needed(plan))
+      throw std::invalid_argument("the node chose " + std::to_string(placed.cpus.size()) +
+                                  " dedicated CPUs; the space needs " +
+                                  std::to_string(dedicated_cpus_needed(plan)));
+    pl.vcpu_pins.assign(placed.cpus.begin(), placed.cpus.begin() + vcpus);
+    if (pl.isolate_emulator_thread) pl.emulator_pin = placed.cpus.back();
+    pl.numa_nodes = placed.numa_nodes;
+    drop_note("dedicated CPU placement");
+    drop_note("realtime vCPUs");
+    if (!pl.numa_nodes.empty()) drop_note("vNUMA");
+  }
+  const auto named = resource_gpus(spec);
+  if (!placed.gpus.empty()) {
+    if (placed.gpus.size() != named.size())
+      throw std::invalid_argument("the node resolved " + std::to_string(placed.gpus.size()) +
+                                  " GPUs; the space names " + std::to_string(named.size()));
+    for (std::size_t i = 0; i < named.size(); ++i) {
+      const auto& d = placed.gpus[i];
+      plan.host_devices.push_back({d.kind, named[i], d.a, d.b, d.c, d.d});
+      drop_note("gpu " + named[i] + " ");
+    }
+  }
 }
 
 }  // namespace bowline::plan

@@ -92,6 +92,19 @@ struct Placement {
   bool isolate_emulator_thread = false;
   bool vnuma = false;
   bool realtime = false;
+  // What the node chose at start (place()): host CPUs for the vCPUs in order, the emulator's,
+  // and the host NUMA nodes they sit on. Empty: not pinned.
+  std::vector<unsigned> vcpu_pins;
+  std::optional<unsigned> emulator_pin;
+  std::vector<unsigned> numa_nodes;
+};
+
+// What a node chooses for a space when it starts it: dedicated host CPUs, and the host PCI
+// devices for GPUs named by a device-plugin resource (nvidia.com/GA102GL_A10).
+struct Placed {
+  std::vector<unsigned> cpus;        // the vCPUs' in order, then the emulator's when isolated
+  std::vector<unsigned> numa_nodes;  // of those CPUs
+  std::vector<spec::Device> gpus;    // one per resource-named gpu, in the spec's order
 };
 
 // What cloud-init is to make of the guest; guest/ renders it as the NoCloud seed.
@@ -153,5 +166,13 @@ std::string password_hash(const std::string& password, const std::string& space_
 // Throws std::invalid_argument when the facts do not fit the spec (bridged without an IP).
 Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space,
                const NodeSettings& node);
+
+// How many dedicated host CPUs the plan's placement needs (0: none).
+unsigned dedicated_cpus_needed(const Plan& plan);
+// GPUs of the spec named by a device-plugin resource, which the node must resolve.
+std::vector<std::string> resource_gpus(const spec::Spec& spec);
+// Puts what the node chose into the plan (pins, NUMA nodes, resolved GPUs) and drops the notes
+// that said it was missing. Throws std::invalid_argument when it does not fit.
+void place(Plan& plan, const spec::Spec& spec, const Placed& placed);
 
 }  // namespace bowline::plan

@@ -65,6 +65,7 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings,
   e.stop_timeout = settings.stop_timeout;
   e.external_port_first = settings.external_port_first;
   e.external_port_last = settings.external_port_last;
+  e.dedicated_cpus = settings.dedicated_cpus;
   e.reconcile_interval = settings.reconcile_interval;
   return e;
 }

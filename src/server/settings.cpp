@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "api/http_server.hpp"
+#include "engine/placement.hpp"
 #include "util/strings.hpp"
 
 extern char** environ;
@@ -56,6 +57,9 @@ const std::vector<SettingKey>& setting_keys() {
        "where downloaded images are cached", "--kvm-base-image-path", "KNOT_KVM_BASE_IMAGE_PATH"},
       {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
        "DNS servers for bridged guests (comma-separated)", "--kvm-resolvers", "KNOT_KVM_RESOLVERS"},
+      {"server.kvm.dedicated_cpus", "--dedicated-cpus", "BOWLINE_KVM_DEDICATED_CPUS",
+       "host CPUs (e.g. 4-15) set aside for spaces whose instance type dedicates CPUs (pinned "
+       "vCPUs and emulator thread); empty: none"},
       {"server.external_ports", "--external-ports", "BOWLINE_EXTERNAL_PORTS",
        "host ports (FIRST-LAST) that publish the guest ports of NAT spaces with external: true"},
       {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
@@ -334,6 +338,16 @@ void set_external_ports(ServerSettings& s, const Raw& r, const fs::path&) {
   s.external_port_last = static_cast<std::uint16_t>(last);
 }
 
+void set_dedicated_cpus(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto text = util::trim(r.text("server.kvm.dedicated_cpus"));
+  if (text.empty()) return;
+  try {
+    s.dedicated_cpus = engine::parse_cpu_list(text);
+  } catch (const std::invalid_argument& e) {
+    throw SettingsError("server.kvm.dedicated_cpus (" + r.where() + "): " + e.what());
+  }
+}
+
 void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto value = util::to_lower(util::trim(r.text("server.secure_cookies")));
   if (value == "true")
@@ -389,6 +403,7 @@ const std::map<std::string, Setter>& setters() {
       {"server.kvm.cloud_image_path", set_path<&ServerSettings::cloud_image_path>},
       {"server.kvm.base_image_path", set_path<&ServerSettings::base_image_path>},
       {"server.kvm.resolvers", set_resolvers},
+      {"server.kvm.dedicated_cpus", set_dedicated_cpus},
       {"server.external_ports", set_external_ports},
       {"server.web_root", set_path<&ServerSettings::web_root>},
       {"server.secure_cookies", set_secure_cookies},
@@ -430,6 +445,8 @@ ServerSettings resolve_settings(const SettingsInput& input) {
 }
 
 std::string describe_settings(const ServerSettings& s) {
+  std::string cpus;
+  for (auto c : s.dedicated_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
   std::string resolvers;
   for (const auto& r : s.resolvers) resolvers += (resolvers.empty() ? "" : ",") + r;
   const std::map<std::string, std::string> values{
@@ -443,6 +460,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
       {"server.kvm.base_image_path", s.base_image_path.string()},
       {"server.kvm.resolvers", resolvers},
+      {"server.kvm.dedicated_cpus", cpus},
       {"server.external_ports",
        std::to_string(s.external_port_first) + "-" + std::to_string(s.external_port_last)},
       {"server.web_root", s.web_root.string()},

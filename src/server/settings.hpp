@@ -54,6 +54,8 @@ struct ServerSettings {
   // Host ports that publish external NAT spaces' guest ports (template external: PortList).
   std::uint16_t external_port_first = 20000;
   std::uint16_t external_port_last = 29999;
+  // Host CPUs set aside for spaces whose instance type dedicates CPUs; empty: none.
+  std::vector<unsigned> dedicated_cpus;
   // The web UI's files (ui/ and node_modules/); default: the source tree's web/, set at build
   // time, so that a server started from the build directory serves the UI.
   std::filesystem::path web_root;

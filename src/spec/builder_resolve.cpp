@@ -103,6 +103,13 @@ void SpecBuilder::resolve_sizing(const YAML::Node& root, const SizingFields& f) 
                                     ? catalog::find_instance_type(*spec_.instance_type)
                                     : nullptr) {
     sizing = {SizingSource::InstanceType, type->memory_bytes, type->vcpus, 1};
+    // The one trait libvirt cannot express per domain.
+    if (type->traits->memory_overcommit_percent && f.type)
+      r_.warning(root["instanceType"], "instanceType",
+                 "instance type " + *spec_.instance_type + " overcommits memory (" +
+                     std::to_string(type->traits->memory_overcommit_percent) +
+                     "%): the KubeVirt backend applies it; on libvirt a host's overcommit is its "
+                     "kernel's, not a domain's");
     spec_.origins["sizing"] = "instance type " + *spec_.instance_type +
                               (spec_.origins["instanceType"] == "default" ? " (default)" : "");
   } else if (spec_.memory_bytes || spec_.cpus) {

@@ -87,6 +87,7 @@ class EngineTest : public ::testing::Test {
     settings.node.domain_type = plan::DomainType::Qemu;
     settings.node.images_path = images_.string();
     settings.stop_timeout = std::chrono::seconds(5);
+    settings.dedicated_cpus = dedicated_cpus_;
     engine_ =
         std::make_unique<Engine>(*store_, hypervisor, *cache_, *disks_, host_, *bus_, settings);
     engine_->start();
@@ -126,6 +127,7 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<libvirt::Hypervisor> wrapper_;  // a test's own seam; outlives engine_
   std::unique_ptr<Engine> engine_;
   std::int64_t alice_ = 0;
+  std::vector<unsigned> dedicated_cpus_;  // server.kvm.dedicated_cpus for the next start_engine
   std::string suffix_;
   int templates_ = 0;
 };
@@ -619,6 +621,55 @@ TEST_F(DeviceEngineTest, ADeviceGoesToOneRunningSpaceAtATime) {
   engine_->start_space(second);
   engine_->wait_idle();
   EXPECT_EQ(space(second).state, store::SpaceState::Running) << space(second).error;
+}
+
+// Dedicated CPU placement: each start takes free CPUs of server.kvm.dedicated_cpus (the vCPUs'
+// then the isolated emulator's), what other active spaces' domains hold excluded; too few free
+// is a clear refusal, and a stopped space's CPUs are free again.
+TEST_F(DeviceEngineTest, DedicatedCpusArePinnedFromTheSetAside) {
+  dedicated_cpus_ = {2, 3, 4, 5, 6};
+  start_engine(*hypervisor_);
+  const auto tmpl = add_template(
+      "image: tiny\ninstanceType: cx1.large\n"
+      "network: {mode: nat, bridge: default}\n");
+  const auto first = space(create(tmpl, "one").space.id);
+  ASSERT_EQ(first.state, store::SpaceState::Running) << first.error;
+  auto xml = hypervisor_->domain_xml(first.domain_name, true);
+  EXPECT_NE(xml.find("<vcpupin vcpu='0' cpuset='2'/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<vcpupin vcpu='1' cpuset='3'/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<emulatorpin cpuset='4'/>"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("are not pinned"), std::string::npos) << "the note is gone once pinned";
+
+  const auto second = space(create(tmpl, "two").space.id);
+  EXPECT_EQ(second.state, store::SpaceState::Error);
+  EXPECT_NE(second.error.find("needs 3 dedicated CPUs; 2 of the 5 in server.kvm.dedicated_cpus "
+                              "are free"),
+            std::string::npos)
+      << second.error;
+  engine_->stop_space(first.id);
+  engine_->start_space(second.id);
+  engine_->wait_idle();
+  EXPECT_EQ(space(second.id).state, store::SpaceState::Running) << space(second.id).error;
+  xml = hypervisor_->domain_xml(second.domain_name, true);
+  EXPECT_NE(xml.find("<vcpupin vcpu='0' cpuset='2'/>"), std::string::npos) << xml;
+}
+
+// A GPU named by its device-plugin resource goes to a free matching host device at start.
+TEST_F(DeviceEngineTest, AResourceNamedGpuGetsAFreeMatchingDevice) {
+  const auto tmpl = add_template(
+      "image: tiny\nmemory: 256M\ngpus: [{name: nvidia.com/GA102GL_A10}]\n"
+      "network: {mode: nat, bridge: default}\n");
+  const auto first = space(create(tmpl, "one").space.id);
+  ASSERT_EQ(first.state, store::SpaceState::Running) << first.error;
+  const auto xml = hypervisor_->domain_xml(first.domain_name, true);
+  EXPECT_NE(xml.find("<address domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>"),
+            std::string::npos)
+      << xml;
+  const auto second = space(create(tmpl, "two").space.id);
+  EXPECT_EQ(second.state, store::SpaceState::Error);
+  EXPECT_NE(second.error.find("no free host device for gpu nvidia.com/GA102GL_A10"),
+            std::string::npos)
+      << second.error;
 }
 
 TEST_F(DeviceEngineTest, AMissingOrUnpassableDeviceIsRefusedBeforeAnythingIsMade) {

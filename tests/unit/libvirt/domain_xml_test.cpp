@@ -325,12 +325,41 @@ TEST(DomainXml, UefiContents) {
   EXPECT_EQ(at(doc, "//video/model/@type"), "vga");
   EXPECT_EQ(at(doc, "//input/@type"), "tablet");
 
-  // Every note, and the emulator thread the plan has no note for, as a comment.
+  // Every note as a comment; unplaced, nothing is pinned.
   const auto found = comments(doc);
   for (const auto& note : p.notes)
     EXPECT_THAT(found, ::testing::Contains(" " + note + " ")) << note;
-  EXPECT_EQ(found.size(), p.notes.size() + 1);
-  EXPECT_THAT(found.back(), HasSubstr("emulator thread"));
+  EXPECT_EQ(found.size(), p.notes.size());
+  EXPECT_EQ(doc.select_nodes("//cputune").size(), 0u);
+}
+
+// What the node placed at start: each vCPU on its own host CPU, the emulator on another, FIFO
+// for realtime, the guest's NUMA cell on the host nodes of those CPUs; the notes that said it
+// was missing are gone.
+TEST(DomainXml, DedicatedCpusAreRenderedOncePlaced) {
+  auto p = hand_plan();
+  p.sockets = 1;
+  p.cores = 2;
+  p.placement.dedicated_cpu = true;
+  p.placement.isolate_emulator_thread = true;
+  p.placement.vnuma = true;
+  p.placement.realtime = true;
+  p.notes = {"dedicated CPU placement: none", "vNUMA: none", "realtime vCPUs: none"};
+  spec::Spec spec;
+  plan::place(p, spec, {{4, 5, 7}, {1}, {}});
+  EXPECT_TRUE(p.notes.empty());
+  const auto doc = parse(render_domain_xml(p));
+  EXPECT_EQ(at(doc, "//cputune/vcpupin[@vcpu='0']/@cpuset"), "4");
+  EXPECT_EQ(at(doc, "//cputune/vcpupin[@vcpu='1']/@cpuset"), "5");
+  EXPECT_EQ(at(doc, "//cputune/emulatorpin/@cpuset"), "7");
+  EXPECT_EQ(at(doc, "//cputune/vcpusched/@scheduler"), "fifo");
+  EXPECT_EQ(at(doc, "//cputune/vcpusched/@vcpus"), "0-1");
+  EXPECT_EQ(at(doc, "//numatune/memory/@nodeset"), "1");
+  EXPECT_EQ(at(doc, "//cpu/numa/cell/@cpus"), "0-1");
+  EXPECT_EQ(at(doc, "//cpu/numa/cell/@memory"), std::to_string((p.memory_bytes + 1023) / 1024));
+  EXPECT_VALID(render_domain_xml(p));
+  EXPECT_THROW(plan::place(p, spec, {{4, 5}, {}, {}}), std::invalid_argument)
+      << "two CPUs for two vCPUs and an isolated emulator thread";
 }
 
 TEST(DomainXml, MemoryRoundsUpToKibAndToHugePages) {

@@ -431,6 +431,20 @@ TEST(InstanceProfile, KnownProfileIsKept) {
   EXPECT_EQ(r.spec->instance_profile, "alpine");
 }
 
+// The one instance-type trait libvirt cannot express is a warning that names the backends.
+TEST(InstanceType, MemoryOvercommitIsAWarningForLibvirt) {
+  const auto r = with("instanceType: o1.medium\n");
+  ASSERT_TRUE(Valid(r));
+  ASSERT_EQ(r.diagnostics.items().size(), 1u);
+  EXPECT_EQ(r.diagnostics.items()[0].severity, Severity::Warning);
+  EXPECT_NE(r.diagnostics.items()[0].message.find("overcommits memory (50%): the KubeVirt backend "
+                                                  "applies it; on libvirt"),
+            std::string::npos)
+      << r.diagnostics.items()[0].message;
+  EXPECT_TRUE(with("instanceType: cx1.large\n").diagnostics.items().empty())
+      << "dedicated CPUs, vNUMA and hugepages are rendered on libvirt too";
+}
+
 TEST(InstanceProfile, UbuntuNeedsTwoGibibytes) {
   auto r = with("instanceProfile: ubuntu\nmemory: 512M\n");
   ASSERT_TRUE(ErrorCount(r, 1));

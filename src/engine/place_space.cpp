@@ -1,0 +1,81 @@
+// A space's dedicated CPUs and resource-named GPUs, chosen when it starts (placement.hpp).
+#include "engine/engine.hpp"
+#include "engine/placement.hpp"
+
+namespace bowline::engine {
+
+using store::SpaceState;
+
+plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
+                           const plan::Plan& plan) {
+  plan::Placed placed;
+  const auto cpus = plan::dedicated_cpus_needed(plan);
+  const auto gpus = plan::resource_gpus(spec);
+  if ((cpus == 0 || settings_.dedicated_cpus.empty()) && gpus.empty()) return placed;
+
+  // What the other spaces of this node hold, by their domains.
+  Held held;
+  for (const auto& other : store_.spaces().list()) {
+    if (other.id == space.id || is_remote(other)) continue;
+    const bool active = other.state == SpaceState::Running || other.state == SpaceState::Starting ||
+                        other.state == SpaceState::Creating || other.state == SpaceState::Stopping;
+    if (!active) continue;
+    try {
+      add_held(held, hypervisor_.domain_xml(other.domain_name));
+    } catch (const libvirt::HypervisorError&) {  // not defined yet: holds nothing
+    }
+  }
+
+  if (cpus > 0 && !settings_.dedicated_cpus.empty()) {
+    const auto chosen = choose_cpus(settings_.dedicated_cpus, held, cpus);
+    if (!chosen) {
+      std::size_t free = 0;
+      for (auto c : settings_.dedicated_cpus) free += held.cpus.count(c) ? 0 : 1;
+      throw EngineError(EngineError::Kind::Conflict,
+                        "the space needs " + std::to_string(cpus) + " dedicated CPUs; " +
+                            std::to_string(free) + " of the " +
+                            std::to_string(settings_.dedicated_cpus.size()) +
+                            " in server.kvm.dedicated_cpus are free");
+    }
+    placed.cpus = *chosen;
+    for (auto c : placed.cpus)
+      if (auto node = host_.cpu_numa_node(c))
+        if (std::find(placed.numa_nodes.begin(), placed.numa_nodes.end(), *node) ==
+            placed.numa_nodes.end())
+          placed.numa_nodes.push_back(*node);
+  }
+
+  if (!gpus.empty()) {
+    const auto devices = hypervisor_.node_devices();
+    std::set<std::string> taken = held.pci;
+    for (const auto& gpu : gpus) {
+      const libvirt::NodeDevice* found = nullptr;
+      std::string here;
+      for (const auto& d : devices) {
+        const auto name = resource_name(d);
+        if (!name) continue;
+        if (here.find(*name) == std::string::npos) here += (here.empty() ? "" : ", ") + *name;
+        if (*name == gpu && libvirt::passthrough_capable(d) && !taken.count(pci_text(d))) {
+          found = &d;
+          break;
+        }
+      }
+      if (!found)
+        throw EngineError(EngineError::Kind::Conflict,
+                          "no free host device for gpu " + gpu + " on this node (it has: " +
+                              (here.empty() ? std::string("no GPUs it can name") : here) + ")");
+      taken.insert(pci_text(*found));
+      spec::Device device;
+      device.kind = spec::DeviceKind::Pci;
+      device.text = gpu;
+      device.a = found->pci_domain;
+      device.b = found->pci_bus;
+      device.c = found->pci_slot;
+      device.d = found->pci_function;
+      placed.gpus.push_back(device);
+    }
+  }
+  return placed;
+}
+
+}  // namespace bowline::engine
