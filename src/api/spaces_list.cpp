@@ -1,4 +1,5 @@
 #include "api/spaces_list.hpp"
+#include "util/utf8.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,34 +9,6 @@
 namespace bowline::api {
 
 namespace {
-
-// Length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  std::uint32_t min = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    min = 0x80;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    min = 0x800;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  std::uint32_t code = c & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (d & 0x3F);
-  }
-  if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-  return n;
-}
 
 void append_int(std::string& out, std::int64_t value) {
   char buffer[24];
@@ -71,9 +44,9 @@ void append_json_string(std::string& out, std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      if (const auto n = utf8_length(text, i)) {
-        out.append(text.substr(i, n));
-        i += n;
+      if (const auto cp = util::decode_utf8(text, i)) {
+        out.append(text.substr(i, cp->length));
+        i += cp->length;
       } else {
         out += "\xEF\xBF\xBD";  // U+FFFD, as nlohmann's error_handler_t::replace does
         ++i;

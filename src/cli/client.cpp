@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "util/curl.hpp"
 
 namespace bowline::cli {
 
@@ -140,26 +141,15 @@ void write_login_file(const std::string& path, const std::string& server,
 
 namespace {
 
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-      throw CliError(kExitInvalid, "libcurl failed to initialise");
-  });
-}
+using Easy = util::CurlEasy;
+using Headers = util::CurlList;
 
-struct EasyDeleter {
-  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
-};
-struct ListDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-using Easy = std::unique_ptr<CURL, EasyDeleter>;
-using Headers = std::unique_ptr<curl_slist, ListDeleter>;
-
-std::size_t collect(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+Easy easy_handle() {
+  try {
+    return util::curl_easy();
+  } catch (const std::runtime_error& e) {
+    throw CliError(kExitInvalid, e.what());
+  }
 }
 
 Headers make_headers(const Endpoint& endpoint, const char* accept, bool json_body) {
@@ -235,14 +225,11 @@ std::string escape_segment(std::string_view segment) {
   return out;
 }
 
-Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
-  global_init();
-}
+Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
 
 ojson Client::call(const std::string& method, const std::string& path, const ojson* body,
                    long* status_out) {
-  Easy handle(curl_easy_init());
-  if (!handle) throw CliError(kExitInvalid, "libcurl could not make a handle");
+  Easy handle = easy_handle();
   CURL* h = handle.get();
   const auto headers = make_headers(endpoint_, "application/json", body != nullptr);
   char error_buffer[CURL_ERROR_SIZE] = {0};
@@ -257,7 +244,7 @@ ojson Client::call(const std::string& method, const std::string& path, const ojs
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(text.size()));
   }
   std::string answer;
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, util::curl_append);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
   const auto code = curl_easy_perform(h);
   if (code != CURLE_OK)
@@ -375,10 +362,9 @@ struct EventStream::State {
 
 EventStream::EventStream(const Endpoint& endpoint, std::optional<std::int64_t> since)
     : state_(std::make_unique<State>()) {
-  global_init();
   auto& s = *state_;
   s.endpoint = endpoint;
-  s.easy.reset(curl_easy_init());
+  s.easy = easy_handle();
   s.multi = curl_multi_init();
   if (!s.easy || !s.multi) throw CliError(kExitInvalid, "libcurl could not make a handle");
   std::string url = endpoint.server + "/api/v1/events";

@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
+#include "util/strings.hpp"
 
 namespace bowline::cli {
 
@@ -36,15 +37,6 @@ void print_json(const ojson& value) {
 
 namespace {
 
-bool looks_like_uuid(const std::string& text) {
-  if (text.size() != 36) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  return true;
-}
-
 std::vector<ojson> matching(const ojson& spaces, const std::string& id_or_name) {
   std::vector<ojson> found;
   if (!spaces.is_array()) return found;
@@ -58,7 +50,7 @@ std::vector<ojson> matching(const ojson& spaces, const std::string& id_or_name) 
 }  // namespace
 
 std::string resolve_space(Client& client, const std::string& id_or_name) {
-  if (looks_like_uuid(id_or_name)) return id_or_name;
+  if (util::looks_like_uuid(id_or_name)) return id_or_name;
   auto found = matching(client.get("/api/v1/spaces"), id_or_name);
   if (found.empty()) {
     try {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "util/strings.hpp"
+#include "util/utf8.hpp"
 
 namespace bowline::guest::detail {
 namespace {
@@ -345,36 +346,13 @@ bool literal_safe(std::string_view s) {
 }
 
 bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    std::uint32_t cp = 0;
-    std::size_t n = 0;
-    if (b0 < 0x80) {
-      ++i;
-      continue;
-    } else if (b0 >= 0xc2 && b0 <= 0xdf) {
-      cp = b0 & 0x1fu;
-      n = 1;
-    } else if (b0 >= 0xe0 && b0 <= 0xef) {
-      cp = b0 & 0x0fu;
-      n = 2;
-    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-      cp = b0 & 0x07u;
-      n = 3;
-    } else {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto cp = util::decode_utf8(s, i);
+    if (!cp) return false;
+    // Noncharacters: U+FDD0..U+FDEF and the last two of every plane.
+    if ((cp->value >= 0xfdd0 && cp->value <= 0xfdef) || (cp->value & 0xfffeu) == 0xfffeu)
       return false;
-    }
-    if (i + n >= s.size()) return false;  // truncated
-    for (std::size_t k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xc0u) != 0x80u) return false;
-      cp = (cp << 6) | (b & 0x3fu);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff) return false;
-    if (cp >= 0xd800 && cp <= 0xdfff) return false;
-    if ((cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffeu) == 0xfffeu) return false;
-    i += n + 1;
+    i += cp->length;
   }
   return true;
 }

@@ -15,24 +15,13 @@
 
 #include "image/errors.hpp"
 #include "image/sha256.hpp"
+#include "util/curl.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::image {
 namespace {
 
 constexpr std::uint64_t kReportEvery = 256 * 1024;
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-      throw ImageError("libcurl failed to initialise");
-  });
-}
-
-struct EasyDeleter {
-  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
-};
 
 class File {
  public:
@@ -236,8 +225,12 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
   if (::lseek(file.get(), static_cast<off_t>(existing), SEEK_SET) < 0)
     throw ImageError("cannot seek in " + part.string() + ": " + std::strerror(errno));
 
-  std::unique_ptr<CURL, EasyDeleter> handle(curl_easy_init());
-  if (!handle) throw ImageError("libcurl could not make a handle");
+  util::CurlEasy handle;
+  try {
+    handle = util::curl_easy();
+  } catch (const std::runtime_error& e) {
+    throw ImageError(e.what());
+  }
   CURL* h = handle.get();
 
   Attempt a;
@@ -324,7 +317,6 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
 
 Downloaded download_file(const std::string& url, const std::filesystem::path& part,
                          const DownloadOptions& options, const Progress& progress) {
-  global_init();
   Sha256 hash;
   bool restarted = false;
   for (int attempt = 1;;) {

@@ -1,4 +1,5 @@
 #include "kubevirt/curl_client.hpp"
+#include "util/curl.hpp"
 
 #include <curl/curl.h>
 
@@ -7,26 +8,6 @@
 
 namespace bowline::kubevirt {
 namespace {
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-      throw TransportError("libcurl failed to initialise");
-  });
-}
-
-std::size_t collect(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
-struct EasyDeleter {
-  void operator()(CURL* handle) const { curl_easy_cleanup(handle); }
-};
-struct ListDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
 
 // A blob option pointing at `pem`, which libcurl copies.
 void set_blob(CURL* handle, CURLoption option, const std::string& pem) {
@@ -37,14 +18,16 @@ void set_blob(CURL* handle, CURLoption option, const std::string& pem) {
 }  // namespace
 
 CurlKubeClient::CurlKubeClient(Connection connection, std::chrono::seconds timeout)
-    : c_(std::move(connection)), timeout_(timeout) {
-  global_init();
-}
+    : c_(std::move(connection)), timeout_(timeout) {}
 
 HttpResponse CurlKubeClient::send(const std::string& method, const std::string& target,
                                   const std::string& content_type, const std::string& body) {
-  std::unique_ptr<CURL, EasyDeleter> handle(curl_easy_init());
-  if (!handle) throw TransportError("libcurl could not make a handle");
+  util::CurlEasy handle;
+  try {
+    handle = util::curl_easy();
+  } catch (const std::runtime_error& e) {
+    throw TransportError(e.what());
+  }
   CURL* h = handle.get();
 
   const std::string url = c_.server + target;
@@ -67,7 +50,7 @@ HttpResponse CurlKubeClient::send(const std::string& method, const std::string& 
     raw = curl_slist_append(raw, ("Authorization: Bearer " + c_.token).c_str());
   // libcurl would add "Expect: 100-continue" to large bodies; the API server needs no such step.
   raw = curl_slist_append(raw, "Expect:");
-  std::unique_ptr<curl_slist, ListDeleter> headers(raw);
+  util::CurlList headers(raw);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
 
   // Trust.
@@ -92,7 +75,7 @@ HttpResponse CurlKubeClient::send(const std::string& method, const std::string& 
   }
 
   HttpResponse response;
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, util::curl_append);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
   char error[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);

@@ -1,4 +1,5 @@
 #include "libvirt/domain_xml.hpp"
+#include "util/utf8.hpp"
 
 #include <fmt/format.h>
 
@@ -33,33 +34,6 @@ std::string show(std::string_view value) {
   return out + "\"";
 }
 
-// Decodes the UTF-8 character at text[i] into `cp`; returns its length, 0 when malformed.
-std::size_t decode_utf8(std::string_view text, std::size_t i, char32_t& cp) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t length = 0;
-  char32_t min = 0;
-  if (lead < 0x80) {
-    cp = lead;
-    return 1;
-  } else if ((lead & 0xE0) == 0xC0) {
-    length = 2, cp = lead & 0x1F, min = 0x80;
-  } else if ((lead & 0xF0) == 0xE0) {
-    length = 3, cp = lead & 0x0F, min = 0x800;
-  } else if ((lead & 0xF8) == 0xF0) {
-    length = 4, cp = lead & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return length;
-}
-
 // XML 1.0's Char production: what a document may hold at all, escaped or not.
 bool is_xml_char(char32_t cp) {
   return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
@@ -68,10 +42,9 @@ bool is_xml_char(char32_t cp) {
 
 bool is_xml_text(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    const auto length = decode_utf8(text, i, cp);
-    if (length == 0 || !is_xml_char(cp)) return false;
-    i += length;
+    const auto cp = util::decode_utf8(text, i);
+    if (!cp || !is_xml_char(cp->value)) return false;
+    i += cp->length;
   }
   return true;
 }
@@ -112,16 +85,15 @@ const std::string& matching(const char* field, const std::string& value, const s
 std::string comment_text(std::string_view note) {
   std::string clean;
   for (std::size_t i = 0; i < note.size();) {
-    char32_t cp = 0;
-    const auto length = decode_utf8(note, i, cp);
-    if (length == 0 || !is_xml_char(cp) || cp == '\r') {
-      clean += cp == '\r' ? ' ' : '?';
-      i += length == 0 ? 1 : length;
+    const auto cp = util::decode_utf8(note, i);
+    if (!cp || !is_xml_char(cp->value) || cp->value == '\r') {
+      clean += cp && cp->value == '\r' ? ' ' : '?';
+      i += cp ? cp->length : 1;
       continue;
     }
-    if (cp == '-' && !clean.empty() && clean.back() == '-') clean += ' ';
-    clean.append(note.substr(i, length));
-    i += length;
+    if (cp->value == '-' && !clean.empty() && clean.back() == '-') clean += ' ';
+    clean.append(note.substr(i, cp->length));
+    i += cp->length;
   }
   return " " + clean + " ";
 }

@@ -9,6 +9,7 @@
 #include "catalog/catalog.hpp"
 #include "spec/validators.hpp"
 #include "util/hash.hpp"
+#include "util/strings.hpp"
 
 namespace bowline::plan {
 namespace {
@@ -16,15 +17,6 @@ namespace {
 std::string hex_byte(std::uint8_t b) {
   static constexpr char kHex[] = "0123456789abcdef";
   return {kHex[b >> 4], kHex[b & 15]};
-}
-
-bool looks_like_uuid(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-  }
-  return true;
 }
 
 // Targets per bus family: virtio disks are vdX, the others sdX.
@@ -86,7 +78,7 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
   if (spec.cloud_init_seed) {
     p.uuid = uuid_from_seed(user.username, p.domain_name, *spec.cloud_init_seed);
   } else {
-    if (!looks_like_uuid(space.uuid))
+    if (!util::looks_like_uuid(space.uuid))
       throw std::invalid_argument("the space has no UUID (expected 8-4-4-4-12 hex digits)");
     p.uuid = space.uuid;
   }

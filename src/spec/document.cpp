@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "spec/validators.hpp"
+#include "util/utf8.hpp"
 
 namespace bowline::spec {
 namespace {
@@ -76,7 +77,7 @@ Document::Document(std::string text, Diagnostics& diagnostics) : text_(std::move
   }
   // Every string a Spec holds comes from this text or a variable's value, and JSON output needs
   // them all to be UTF-8.
-  if (const auto bad = invalid_utf8_at(text_); bad != std::string::npos) {
+  if (const auto bad = util::invalid_utf8_at(text_); bad != std::string::npos) {
     const auto p = position_of_offset(bad);
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text_[bad]));

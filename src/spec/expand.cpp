@@ -5,6 +5,7 @@
 #include "spec/validators.hpp"
 #include "util/control_chars.hpp"
 #include "util/strings.hpp"
+#include "util/utf8.hpp"
 
 namespace bowline::spec {
 namespace {
@@ -187,7 +188,7 @@ class ExpressionEvaluator {
                                 std::string(name) + "=...)");
       return {false, std::nullopt};
     }
-    if (invalid_utf8_at(it->second) != std::string::npos) {
+    if (util::invalid_utf8_at(it->second) != std::string::npos) {
       error(operand.offset, "the value of " + std::string(operand.text) + " is not valid UTF-8");
       return {false, std::nullopt};
     }

@@ -70,41 +70,6 @@ std::optional<std::string> base64_decode(std::string_view text) {
 
 }  // namespace
 
-std::size_t invalid_utf8_at(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t follow = 0;
-    std::uint32_t code = 0;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      follow = 1;
-      code = lead & 0x1Fu;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      follow = 2;
-      code = lead & 0x0Fu;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      follow = 3;
-      code = lead & 0x07u;
-    } else {
-      return i;
-    }
-    if (i + follow >= text.size()) return i;
-    for (std::size_t k = 1; k <= follow; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      if ((byte & 0xC0u) != 0x80u) return i;
-      code = (code << 6) | (byte & 0x3Fu);
-    }
-    if ((follow == 2 && code < 0x800) || (follow == 3 && code < 0x10000) || code > 0x10FFFF ||
-        (code >= 0xD800 && code <= 0xDFFF))
-      return i;
-    i += follow + 1;
-  }
-  return std::string_view::npos;
-}
-
 std::string sanitize_domain_name(std::string_view name) {
   std::string out(name);
   for (auto& c : out)

@@ -11,10 +11,6 @@
 
 namespace bowline::spec {
 
-// Where `text` stops being valid UTF-8 (overlong forms, surrogates and code points above
-// U+10FFFF included), or npos when it is valid throughout.
-std::size_t invalid_utf8_at(std::string_view text);
-
 // libvirt domain name: characters outside [A-Za-z0-9_.+-] become '-'.
 std::string sanitize_domain_name(std::string_view name);
 std::string check_domain_name(std::string_view sanitized);

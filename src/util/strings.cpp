@@ -74,4 +74,13 @@ std::string nearest(std::string_view word, const std::vector<std::string_view>& 
   return best;
 }
 
+bool looks_like_uuid(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
 }  // namespace bowline::util

@@ -17,5 +17,7 @@ std::vector<std::string> split(std::string_view text, char separator);
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, if it is close enough to be a plausible typo.
 std::string nearest(std::string_view word, const std::vector<std::string_view>& candidates);
+// 8-4-4-4-12 hex digits with dashes (any case): how space ids and domain UUIDs look.
+bool looks_like_uuid(std::string_view text);
 
 }  // namespace bowline::util
