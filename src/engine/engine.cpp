@@ -431,6 +431,8 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
     progress(stage, id, "writing cloud-init seed", 80);
     write_seed(plan);
 
+    // The template's external ports as they are now (a change applies at the next start).
+    allocate_ports(space, l.spec);
     progress(stage, id, "defining domain", 90);
     {
       // Dedicated CPUs and GPUs: chosen and written into the domain under one lock.

@@ -16,6 +16,12 @@ bool Engine::publishes_ports(const spec::Spec& spec) const {
 }
 
 void Engine::allocate_ports(const store::Space& space, const spec::Spec& spec) {
+  // What the template no longer publishes goes; what it publishes now is held (or kept).
+  for (const auto& held : store_.host_ports().of_space(space.id))
+    if (!publishes_ports(spec) || std::find(spec.external_ports.begin(), spec.external_ports.end(),
+                                            held.guest_port) == spec.external_ports.end()) {
+      store_.host_ports().release_one(space.id, held.protocol, held.guest_port);
+    }
   if (!publishes_ports(spec)) return;
   if (!forwarder_)
     throw EngineError(EngineError::Kind::Invalid,

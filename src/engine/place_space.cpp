@@ -1,6 +1,9 @@
 // A space's dedicated CPUs and resource-named GPUs, chosen when it starts (placement.hpp).
+#include "engine/devices.hpp"
 #include "engine/engine.hpp"
 #include "engine/placement.hpp"
+
+#include <cstdio>
 
 namespace bowline::engine {
 
@@ -11,7 +14,9 @@ plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
   plan::Placed placed;
   const auto cpus = plan::dedicated_cpus_needed(plan);
   const auto gpus = plan::resource_gpus(spec);
-  if ((cpus == 0 || settings_.dedicated_cpus.empty()) && gpus.empty()) return placed;
+  const auto devices_wanted = passthrough_devices(spec);
+  if ((cpus == 0 || settings_.dedicated_cpus.empty()) && gpus.empty() && devices_wanted.empty())
+    return placed;
 
   // What the other spaces of this node hold, by their domains.
   Held held;
@@ -25,6 +30,16 @@ plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
     } catch (const libvirt::HypervisorError&) {  // not defined yet: holds nothing
     }
   }
+
+  // A device given by PCI address that another space got by name (its template does not say).
+  for (const auto& d : devices_wanted)
+    if (d.kind == spec::DeviceKind::Pci) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", d.a, d.b, d.c, d.d);
+      if (held.pci.count(text))
+        throw EngineError(EngineError::Kind::Conflict,
+                          "device " + d.text + " is held by another running space: stop it first");
+    }
 
   if (cpus > 0 && !settings_.dedicated_cpus.empty()) {
     const auto chosen = choose_cpus(settings_.dedicated_cpus, held, cpus);

@@ -128,6 +128,14 @@ void Engine::end_interrupted(std::vector<store::Operation>& operations, const st
 }
 
 void Engine::audit() {
+  // External ports that the host refused (ip_forward off, nft missing): tried again, so a
+  // fixed host needs no restart of the space.
+  std::vector<std::string> retry;
+  {
+    std::lock_guard lock(forwards_mutex_);
+    for (const auto& [id, error] : forward_errors_) retry.push_back(id);
+  }
+  for (const auto& id : retry) publish_ports(id);
   std::set<std::string> known_domains;
   for (const auto& space : store_.spaces().list()) {
     known_domains.insert(space.domain_name);

@@ -23,6 +23,7 @@ const std::vector<PartRule>& part_rules() {
       {"account", Applies::NextStart, "the owner's account, keys, password and time zone"},
       {"environment", Applies::NextStart, "environment variables"},
       {"runStrategy", Applies::NextStart, "run strategy"},
+      {"external", Applies::NextStart, "external access and its ports"},
       // cloud-init runs a template's cloud-config once per instance (its bootcmd at every boot),
       // and a space keeps its instance for life.
       {"cloudInit", Applies::NewSpaces, "the template's cloudInit (its bootcmd: next start)"},
@@ -73,6 +74,8 @@ std::map<std::string, std::string> change_parts(const spec::Spec& spec, const Pl
   for (const auto& e : g.environment) environment.push_back({e.name, e.value});
   parts["environment"] = fingerprint(environment);
   parts["runStrategy"] = fingerprint(spec::to_string(p.run_strategy));
+  parts["external"] =
+      fingerprint({spec.external, spec::to_string(spec.external_method), spec.external_ports});
   parts["cloudInit"] = fingerprint(g.user_cloud_init.value_or(""));
   parts["image"] = fingerprint(
       {spec::to_string(spec.image.kind), spec.image.reference, spec.image.sha256.value_or("")});

@@ -214,6 +214,10 @@ unsigned dedicated_cpus_needed(const Plan& plan) {
 
 std::vector<std::string> resource_gpus(const spec::Spec& spec) {
   std::vector<std::string> out;
+  // The GPUs an instance type brings (gn1) come first, as KubeVirt adds them.
+  if (spec.sizing.source == spec::SizingSource::InstanceType && spec.instance_type)
+    if (const auto* type = catalog::find_instance_type(*spec.instance_type))
+      for (const auto& gpu : type->gpus) out.emplace_back(gpu);
   for (const auto& gpu : spec.gpus) {
     spec::Device device;
     if (!(spec::parse_device(gpu, device).empty() && device.kind == spec::DeviceKind::Pci))

@@ -76,4 +76,12 @@ int HostPortRepository::release(std::string_view space_id) {
   return db_.cached("DELETE FROM host_ports WHERE space_id = ?")->bind(1, space_id).run();
 }
 
+void HostPortRepository::release_one(std::string_view space_id, std::string_view protocol,
+                                     std::uint16_t guest_port) {
+  auto guard = db_.lock();
+  db_.cached("DELETE FROM host_ports WHERE space_id = ? AND protocol = ? AND guest_port = ?")
+      ->bind_all(space_id, protocol, guest_port)
+      .run();
+}
+
 }  // namespace bowline::store

@@ -26,6 +26,7 @@ class HostPortRepository : public Repository {
   std::vector<HostPort> of_space(std::string_view space_id);  // by guest port
   // Drops the space's ports (a space's deletion does too); returns how many.
   int release(std::string_view space_id);
+  void release_one(std::string_view space_id, std::string_view protocol, std::uint16_t guest_port);
 };
 
 }  // namespace bowline::store

@@ -294,6 +294,24 @@ TEST_F(EngineTest, ExternalPortsAreForwardedWhileTheSpaceRuns) {
   ASSERT_TRUE(wait_for([&] { return recorder.last().size() == 2; }));
   EXPECT_EQ(recorder.last()[0].host_port, 20000) << "the same host port after a restart";
 
+  // The template publishes another port now: pending, then applied at the next start, the
+  // kept port on its host port, the dropped one released.
+  const auto t = store_->templates().find_by_name(tmpl);
+  store_->templates().update(t->id, "name: ${{ .space.name }}-" + suffix_ +
+                                        "\nimage: tiny\nmemory: 256M\nnetwork: {mode: nat, bridge: "
+                                        "default}\nexternal: true\nexternalPorts: [22, 9090]\n");
+  bool pending = false;
+  for (const auto& c : engine_->describe(id).pending) pending = pending || c.part == "external";
+  EXPECT_TRUE(pending);
+  engine_->restart_space(id);
+  engine_->wait_idle();
+  ASSERT_TRUE(wait_for([&] {
+    const auto f = recorder.last();
+    return f.size() == 2 && f[1].guest_port == 9090;
+  }));
+  EXPECT_EQ(recorder.last()[0].host_port, 20000) << "22 keeps its host port";
+  EXPECT_EQ(recorder.last()[1].host_port, 20001) << "8080's port was released and reused";
+
   engine_->delete_space(id);
   engine_->wait_idle();
   EXPECT_TRUE(recorder.last().empty());

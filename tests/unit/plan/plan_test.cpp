@@ -246,5 +246,17 @@ TEST(ChangeParts, EachPartMovesWithItsOwnFieldsOnly) {
   EXPECT_TRUE(pending_changes({}, base).empty());
 }
 
+// GPUs libvirt must resolve at start: the instance type's (gn1 brings one), then the spec's
+// resource names; PCI addresses are exact and need nothing.
+TEST(ResourceGpus, TheInstanceTypesFirstThenTheSpecsNames) {
+  auto r = spec::load_spec(
+      "image: x\nnetwork: {mode: nat}\ninstanceType: gn1.xlarge\n"
+      "gpus: [{name: nvidia.com/GA102GL_A10}, {name: pci_0000_01_00_0}]\n",
+      nullptr);
+  ASSERT_TRUE(r.spec);
+  EXPECT_EQ(resource_gpus(*r.spec),
+            (std::vector<std::string>{"nvidia.com/A400", "nvidia.com/GA102GL_A10"}));
+}
+
 }  // namespace
 }  // namespace bowline::plan
