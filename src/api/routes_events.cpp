@@ -7,6 +7,7 @@
 
 #include "api/api.hpp"
 #include "api/json.hpp"
+#include "engine/event_kinds.hpp"
 
 namespace bowline::api {
 
@@ -36,6 +37,12 @@ struct EventStreamState {
 };
 
 void Api::add_event_routes() {
+  router_.add("GET", "/api/v1/event-kinds", Access::Any, [](const Caller&, const Request&) {
+    auto kinds = nlohmann::json::array();
+    for (const auto& kind : engine::event_kinds())
+      kinds.push_back({{"name", kind.name}, {"payload", kind.payload}});
+    return Response::json(200, kinds);
+  });
   router_.add(
       "GET", "/api/v1/events", Access::Any, [this](const Caller& caller, const Request& request) {
         std::optional<std::int64_t> since;

@@ -1,5 +1,7 @@
 #include "api/routes_static.hpp"
 
+#include <cctype>
+
 #include <sys/stat.h>
 
 #include <array>
@@ -7,6 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include "engine/event_kinds.hpp"
+#include "util/hash.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::api {
@@ -107,6 +111,25 @@ std::optional<fs::path> file_under(const fs::path& base, std::string_view relati
 
 StaticFiles::StaticFiles(fs::path web_root) : root_(std::move(web_root)) {}
 
+void StaticFiles::add_generated(const std::string& path, std::string body,
+                                std::string content_type) {
+  const auto tag = "\"g-" + util::sha256_hex(body).substr(0, 16) + "\"";
+  generated_[path] = {std::move(body), std::move(content_type), tag};
+}
+
+std::string event_kinds_module() {
+  std::string out =
+      "// Made by the server from src/engine/event_kinds.hpp: the kinds of event the event "
+      "stream carries.\n";
+  for (const auto& kind : engine::event_kinds()) {
+    std::string constant;
+    for (char c : kind.name)
+      constant += (c == '.' || c == '_') ? '_' : static_cast<char>(std::toupper(c));
+    out += "export const " + constant + " = \"" + std::string(kind.name) + "\";\n";
+  }
+  return out;
+}
+
 bool StaticFiles::handles(const std::string& path) {
   return path == "/" || path == "/ui" || path.rfind("/ui/", 0) == 0;
 }
@@ -130,6 +153,20 @@ Response StaticFiles::handle(const Request& request) const {
   if (request.method != "GET") {
     auto r = plain(405, request.method + " is not allowed here; use GET");
     r.headers.emplace_back("Allow", "GET");
+    return r;
+  }
+  if (const auto it = generated_.find(request.path); it != generated_.end()) {
+    Response r;
+    add_security_headers(r);
+    r.headers.emplace_back("Cache-Control", "no-cache");
+    r.headers.emplace_back("ETag", it->second.tag);
+    if (request.header("if-none-match") == it->second.tag) {
+      r.status = 304;
+      r.content_type.clear();
+      return r;
+    }
+    r.body = it->second.body;
+    r.content_type = it->second.content_type;
     return r;
   }
   const auto file = file_for(request.path);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,12 +27,26 @@ class StaticFiles {
 
   const std::filesystem::path& root() const { return root_; }
 
+  // A file the server makes instead of reading it (e.g. /ui/event-kinds.js), served like the
+  // others; it wins over a file of the same path under the root.
+  void add_generated(const std::string& path, std::string body, std::string content_type);
+
  private:
   // The file a path under /ui names, or nullopt (not served).
   std::optional<std::filesystem::path> file_for(const std::string& path) const;
 
   std::filesystem::path root_;
+  struct Generated {
+    std::string body;
+    std::string content_type;
+    std::string tag;
+  };
+  std::map<std::string, Generated> generated_;
 };
+
+// /ui/event-kinds.js: the engine's event kinds as constants for the web UI
+// (SPACE_STATE = "space.state", ...), so the page never spells one by hand.
+std::string event_kinds_module();
 
 // `relative` ("a/b.js", already percent-decoded) under `base`, or nullopt when a segment is
 // empty, ".", "..", hidden (".git") or holds a NUL or backslash, or when the file, after

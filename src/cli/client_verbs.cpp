@@ -8,6 +8,7 @@
 
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
+#include "engine/event_kinds.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::cli {
@@ -241,12 +242,12 @@ int wait_for_operation(Client& client, const std::string& space_id, const ojson&
         if (id_text(payload.value("operation", ojson())) != op_id) continue;
         auto event_kind = text_of(data, "kind");
         if (event_kind.empty()) event_kind = event.event;
-        if (event_kind == "operation.progress") {
+        if (event_kind == engine::event::kOperationProgress.name) {
           show(text_of(payload, "step"), payload.value("progress", 0), number(payload, "bytes"),
                number(payload, "total"));
-        } else if (event_kind == "operation.succeeded") {
+        } else if (event_kind == engine::event::kOperationSucceeded.name) {
           return *finish("succeeded", "");
-        } else if (event_kind == "operation.failed") {
+        } else if (event_kind == engine::event::kOperationFailed.name) {
           return *finish("failed", text_of(payload, "error"));
         }
       }

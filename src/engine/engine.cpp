@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/devices.hpp"
+#include "engine/event_kinds.hpp"
 #include "engine/identifiers.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
@@ -118,7 +119,7 @@ void Engine::audit_loop() {
     try {
       audit();
     } catch (const std::exception& e) {
-      events_.publish("reconcile.error", std::nullopt, {{"error", e.what()}});
+      events_.publish(event::kReconcileError, std::nullopt, {{"error", e.what()}});
     }
     lock.lock();
   }
@@ -138,13 +139,13 @@ void Engine::set_state(const std::string& id, SpaceState state, const std::strin
   store_.spaces().set_state(id, state, error);
   nlohmann::json payload = {{"state", store::to_string(state)}};
   if (!error.empty()) payload["error"] = error;
-  events_.publish("space.state", id, payload);
+  events_.publish(event::kSpaceState, id, payload);
 }
 
 void Engine::progress(std::int64_t operation, const std::string& id, const std::string& step,
                       int percent) {
   store_.operations().progress(operation, step, percent);
-  events_.publish("operation.progress", id,
+  events_.publish(event::kOperationProgress, id,
                   {{"operation", operation}, {"step", step}, {"progress", percent}});
 }
 
@@ -344,7 +345,8 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
     allocate_ports(space, spec);
     transaction.commit();
   }
-  events_.publish("space.created", space.id, {{"name", space.name}, {"domain", space.domain_name}});
+  events_.publish(event::kSpaceCreated, space.id,
+                  {{"name", space.name}, {"domain", space.domain_name}});
   const auto id = space.id;
   const auto op = enqueue(space, "create", [this, id, start_now](std::int64_t operation) {
     if (start_now) {
@@ -361,7 +363,7 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
   // After a restart, the work continues under the operation a client may be waiting on.
   const auto adopted = take_adopted(space.id);
   const auto operation = adopted ? *adopted : store_.operations().create(space.id, kind).id;
-  events_.publish("operation.started", space.id,
+  events_.publish(event::kOperationStarted, space.id,
                   adopted
                       ? nlohmann::json{{"operation", operation}, {"kind", kind}, {"resumed", true}}
                       : nlohmann::json{{"operation", operation}, {"kind", kind}});
@@ -369,10 +371,10 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
     try {
       body(op);
       store_.operations().succeed(op);
-      events_.publish("operation.succeeded", id, {{"operation", op}, {"kind", kind}});
+      events_.publish(event::kOperationSucceeded, id, {{"operation", op}, {"kind", kind}});
     } catch (const std::exception& e) {
       store_.operations().fail(op, e.what());
-      events_.publish("operation.failed", id,
+      events_.publish(event::kOperationFailed, id,
                       {{"operation", op}, {"kind", kind}, {"error", e.what()}});
       if (store_.spaces().get(id)) set_state(id, SpaceState::Error, kind + " failed: " + e.what());
     }
@@ -402,7 +404,7 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
       const int percent = total ? static_cast<int>(done * 100 / total) : 0;
       if (percent != last_percent && percent % 5 == 0) {
         last_percent = percent;
-        events_.publish("operation.progress", id,
+        events_.publish(event::kOperationProgress, id,
                         {{"operation", operation},
                          {"step", "downloading image"},
                          {"progress", stage.at(5 + percent * 60 / 100)},
@@ -612,7 +614,7 @@ std::int64_t Engine::delete_space(const std::string& id) {
     set_state(id, SpaceState::Deleting);
     tear_down(current);
     store_.spaces().remove(id);
-    events_.publish("space.deleted", id, {{"name", current.name}});
+    events_.publish(event::kSpaceDeleted, id, {{"name", current.name}});
     // A pool whose member was deleted makes a new one (unless the pool is going too).
     if (current.pool_id && store_.pools().get(*current.pool_id)) replenish(*current.pool_id);
   });
@@ -645,7 +647,7 @@ void Engine::set_ip(const std::string& id, const std::string& ip) {
     store_.spaces().set_ip(id, ip);
     transaction.commit();
   }
-  events_.publish("space.ip", id, {{"ip", ip}});
+  events_.publish(event::kSpaceIp, id, {{"ip", ip}});
 }
 
 SpaceView Engine::describe(const std::string& id) {
@@ -741,7 +743,7 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
     return;
   }
   if (!space) return;
-  events_.publish("domain.lifecycle", space->id, {{"event", libvirt::describe(event)}});
+  events_.publish(event::kDomainLifecycle, space->id, {{"event", libvirt::describe(event)}});
   // Background: never block libvirt's event thread.
   executor_.submit(space->id, [this, id = space->id, state = *after,
                                crash = libvirt::is_crash(event)] {
@@ -766,7 +768,7 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
           const bool again = spec.run_strategy == spec::RunStrategy::Always ||
                              (spec.run_strategy == spec::RunStrategy::RerunOnFailure && crash);
           if (again) {
-            events_.publish("space.restart", id,
+            events_.publish(event::kSpaceRestart, id,
                             {{"reason", crash ? "crashed" : "stopped inside the guest"}});
             start_space(id);
           } else {

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "engine/engine.hpp"
+#include "engine/event_kinds.hpp"
 #include "engine/identifiers.hpp"
 
 namespace bowline::engine {
@@ -90,7 +91,7 @@ Accepted Engine::make_remote_space(const store::User& owner, const store::Templa
   fresh.domain_name = spec.name;
   fresh.node = node.name();
   const auto space = store_.spaces().create(fresh);
-  events_.publish("space.created", space.id,
+  events_.publish(event::kSpaceCreated, space.id,
                   {{"name", space.name}, {"domain", space.domain_name}, {"node", space.node}});
   const auto id = space.id;
   const auto op = enqueue(space, "create", [this, id, start_now](std::int64_t operation) {
@@ -186,7 +187,7 @@ std::int64_t Engine::remote_delete(const store::Space& space) {
     // The row goes only once the cluster took every delete (404: already gone).
     remote_node(current).remove(current);
     store_.spaces().remove(id);
-    events_.publish("space.deleted", id, {{"name", current.name}});
+    events_.publish(event::kSpaceDeleted, id, {{"name", current.name}});
   });
 }
 
@@ -215,7 +216,7 @@ void Engine::remote_check_drift(const store::Space& space) {
     seen = it->second->observe(space);
   } catch (const std::exception& e) {
     // Like libvirt being unreachable: reported, the space's state left as it was.
-    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+    events_.publish(event::kReconcileError, space.id, {{"error", e.what()}});
     return;
   }
   std::string problem;

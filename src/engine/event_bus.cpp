@@ -2,11 +2,11 @@
 
 namespace bowline::engine {
 
-store::Event EventBus::publish(std::string_view kind, const std::optional<std::string>& space_id,
+store::Event EventBus::publish(const EventKind& kind, const std::optional<std::string>& space_id,
                                nlohmann::json payload) {
   // One lock around append and delivery keeps listeners seeing events in sequence order.
   std::lock_guard lock(mutex_);
-  auto event = store_.events().append(kind, space_id, std::move(payload));
+  auto event = store_.events().append(kind.name, space_id, std::move(payload));
   for (auto& [id, listener] : listeners_) {
     try {
       listener(event);

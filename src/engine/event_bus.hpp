@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "engine/event_kinds.hpp"
 #include "store/store.hpp"
 
 namespace bowline::engine {
@@ -18,7 +19,8 @@ class EventBus {
   using Listener = std::function<void(const store::Event&)>;
   explicit EventBus(store::Store& store) : store_(store) {}
 
-  store::Event publish(std::string_view kind, const std::optional<std::string>& space_id,
+  // Only the kinds of event_kinds.hpp: a kind is a constant there, never a string here.
+  store::Event publish(const EventKind& kind, const std::optional<std::string>& space_id,
                        nlohmann::json payload);
   // Returns an id for unlisten(). Listeners run on the publishing thread: keep them short.
   int listen(Listener listener);

@@ -4,6 +4,7 @@
 // worker), and a stop or delete withdraws the ports; a generation number per space keeps a late
 // publication from undoing a withdrawal.
 #include "engine/engine.hpp"
+#include "engine/event_kinds.hpp"
 #include "spec/ipv4.hpp"
 
 namespace bowline::engine {
@@ -90,7 +91,7 @@ bool Engine::try_publish(const std::string& id, std::uint64_t generation, bool l
       forward_errors_[id] = "the guest got no address within " +
                             std::to_string(settings_.address_timeout.count()) +
                             " s: its external ports are not forwarded";
-      events_.publish("space.external", id, {{"error", forward_errors_[id]}});
+      events_.publish(event::kSpaceExternal, id, {{"error", forward_errors_[id]}});
     }
     return false;
   }
@@ -106,9 +107,9 @@ bool Engine::try_publish(const std::string& id, std::uint64_t generation, bool l
     ports.push_back(
         {{"protocol", f.protocol}, {"hostPort", f.host_port}, {"guestPort", f.guest_port}});
   if (const auto it = forward_errors_.find(id); it != forward_errors_.end())
-    events_.publish("space.external", id, {{"error", it->second}});
+    events_.publish(event::kSpaceExternal, id, {{"error", it->second}});
   else
-    events_.publish("space.external", id, {{"address", *address}, {"ports", ports}});
+    events_.publish(event::kSpaceExternal, id, {{"address", *address}, {"ports", ports}});
   return true;
 }
 
@@ -129,7 +130,7 @@ void Engine::apply_forwards_locked() {
   } catch (const std::exception& e) {
     // Reaches the user on space info and as an event, not only a log line.
     for (const auto& [id, list] : forwards_) forward_errors_[id] = e.what();
-    events_.publish("reconcile.error", std::nullopt, {{"error", e.what()}});
+    events_.publish(event::kReconcileError, std::nullopt, {{"error", e.what()}});
   }
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "engine/engine.hpp"
+#include "engine/event_kinds.hpp"
 #include "engine/guest_agent.hpp"
 #include "engine/identifiers.hpp"
 #include "spec/loader.hpp"
@@ -43,7 +44,7 @@ store::Pool Engine::create_pool(const std::string& name, const std::string& temp
     throw EngineError(EngineError::Kind::Invalid,
                       "libvirt network " + spec.network.bridge + " does not exist on this host");
   auto pool = store_.pools().create(name, tmpl->id, size);
-  events_.publish("pool.created", std::nullopt,
+  events_.publish(event::kPoolCreated, std::nullopt,
                   {{"pool", pool.name}, {"template", template_name}, {"size", size}});
   replenish(pool.id);
   return pool;
@@ -79,7 +80,7 @@ void Engine::delete_pool(const std::string& name) {
   // The pool goes first, so that no member's deletion makes the pool refill.
   store_.pools().remove(pool->id);
   for (const auto& member : members) delete_space(member.id);
-  events_.publish("pool.deleted", std::nullopt, {{"pool", name}});
+  events_.publish(event::kPoolDeleted, std::nullopt, {{"pool", name}});
 }
 
 void Engine::replenish(std::int64_t pool_id) {
@@ -88,7 +89,7 @@ void Engine::replenish(std::int64_t pool_id) {
     try {
       fill_pool(pool_id);
     } catch (const std::exception& e) {
-      events_.publish("pool.error", std::nullopt, {{"pool_id", pool_id}, {"error", e.what()}});
+      events_.publish(event::kPoolError, std::nullopt, {{"pool_id", pool_id}, {"error", e.what()}});
     }
   });
 }
@@ -100,7 +101,7 @@ void Engine::fill_pool(std::int64_t pool_id) {
   // A member that failed stays for an admin to see; making more would fail the same way.
   for (const auto& m : members)
     if (m.state == SpaceState::Error) {
-      events_.publish("pool.error", std::nullopt,
+      events_.publish(event::kPoolError, std::nullopt,
                       {{"pool", pool->name},
                        {"error", "member " + m.name + " failed (" + m.error +
                                      "): not making more until it is deleted"}});
@@ -119,7 +120,7 @@ void Engine::fill_pool(std::int64_t pool_id) {
   for (auto n = static_cast<std::int64_t>(members.size()); n < pool->size; ++n) {
     const auto accepted = make_space(std::nullopt, pool_id, *tmpl, pool->name + "-" + random_hex(6),
                                      std::nullopt, true);
-    events_.publish("pool.member", accepted.space.id,
+    events_.publish(event::kPoolMember, accepted.space.id,
                     {{"pool", pool->name}, {"member", accepted.space.name}});
   }
 }
@@ -147,7 +148,7 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
                           (booting ? " (" + std::to_string(booting) + " being made)" : "") +
                           ": try again shortly");
   }
-  events_.publish("space.claimed", member->id,
+  events_.publish(event::kSpaceClaimed, member->id,
                   {{"pool", pool_name}, {"owner", owner->username}, {"name", name}});
   // The refill boots a new guest: it starts once this claim is done with the CPU, not while
   // the claimed guest is being personalised (under emulation they would share two cores).
@@ -180,11 +181,11 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
           identity);
       // The seed now describes the owner too: a later boot keeps them.
       write_seed(plan);
-      events_.publish("space.personalised", member->id, {{"owner", owner->username}});
+      events_.publish(event::kSpacePersonalised, member->id, {{"owner", owner->username}});
       return result;
     } catch (const std::exception& e) {
       result.agent_problem = e.what();
-      events_.publish("space.personalise_failed", member->id, {{"error", e.what()}});
+      events_.publish(event::kSpacePersonaliseFailed, member->id, {{"error", e.what()}});
     }
     // No usable agent: reboot into the owner's seed (its every-boot program makes the account).
     result.method = ClaimMethod::Reboot;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/engine.hpp"
+#include "engine/event_kinds.hpp"
 
 namespace bowline::engine {
 
@@ -120,7 +121,7 @@ void Engine::end_interrupted(std::vector<store::Operation>& operations, const st
   for (const auto& op : operations) {
     const auto error = "interrupted: " + why;
     store_.operations().fail(op.id, error);
-    events_.publish("operation.failed",
+    events_.publish(event::kOperationFailed,
                     op.space_id ? std::optional<std::string>(*op.space_id) : std::nullopt,
                     {{"operation", op.id}, {"kind", op.kind}, {"error", error}});
   }
@@ -157,13 +158,13 @@ void Engine::settle_interrupted(const store::Space& space, std::optional<std::in
     }
     if (operation) {
       store_.operations().succeed(*operation);
-      events_.publish("operation.succeeded", space.id, {{"operation", *operation}});
+      events_.publish(event::kOperationSucceeded, space.id, {{"operation", *operation}});
     }
   } catch (const std::exception& e) {
-    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+    events_.publish(event::kReconcileError, space.id, {{"error", e.what()}});
     if (operation) {
       store_.operations().fail(*operation, std::string("interrupted: ") + e.what());
-      events_.publish("operation.failed", space.id,
+      events_.publish(event::kOperationFailed, space.id,
                       {{"operation", *operation}, {"error", e.what()}});
     }
   }
@@ -193,7 +194,7 @@ void Engine::check_drift(const store::Space& space) {
   try {
     info = hypervisor_.lookup(space.domain_name);
   } catch (const std::exception& e) {
-    events_.publish("reconcile.error", space.id, {{"error", e.what()}});
+    events_.publish(event::kReconcileError, space.id, {{"error", e.what()}});
     return;
   }
   if (!info) {
@@ -218,7 +219,7 @@ void Engine::report_orphans(const std::set<std::string>& known_domains) {
   };
   for (const auto& domain : hypervisor_.list())
     if (domain.metadata && !known_domains.count(domain.name) && first_time("domain:" + domain.name))
-      events_.publish("reconcile.orphan", std::nullopt,
+      events_.publish(event::kReconcileOrphan, std::nullopt,
                       {{"domain", domain.name}, {"space", domain.metadata->space_id}});
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
@@ -226,7 +227,8 @@ void Engine::report_orphans(const std::set<std::string>& known_domains) {
     if (entry.is_directory() && !known_domains.count(name) && name != "base" &&
         name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso") &&
         first_time("dir:" + entry.path().string()))
-      events_.publish("reconcile.orphan", std::nullopt, {{"directory", entry.path().string()}});
+      events_.publish(event::kReconcileOrphan, std::nullopt,
+                      {{"directory", entry.path().string()}});
   }
 }
 

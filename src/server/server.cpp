@@ -184,7 +184,9 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     api::HttpServerOptions server_options;
     server_options.address = address;
     server_options.port = port;
-    const api::StaticFiles web(settings.web_root);
+    api::StaticFiles web(settings.web_root);
+    web.add_generated("/ui/event-kinds.js", api::event_kinds_module(),
+                      "text/javascript; charset=utf-8");
     api::HttpServer server(server_options, [&api, &web](api::Request& request) {
       return api::StaticFiles::handles(request.path) ? web.handle(request) : api.handle(request);
     });

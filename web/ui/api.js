@@ -1,6 +1,8 @@
 // The server's API as the UI uses it: JSON over fetch with the session cookie, the CSRF token
 // on every state-changing request, and the event stream.
 
+import * as kinds from "/ui/event-kinds.js";
+
 let csrf = "";  // kept in memory only: a reload asks GET /api/v1/session again
 
 export class ApiError extends Error {
@@ -69,11 +71,8 @@ export async function logout() {
 // The event stream: calls `handler(event)` with {seq, time, kind, spaceId, payload} for every
 // event, and `status(connected)` as the connection comes and goes (EventSource reconnects by
 // itself, resuming after the last id it saw). Returns a function that closes it.
-const KINDS = [
-  "space.created", "space.state", "space.deleted", "space.ip", "space.restart",
-  "operation.started", "operation.progress", "operation.succeeded", "operation.failed",
-  "domain.lifecycle", "reconcile.error",
-];
+// Every kind the engine publishes, from the server's own list (src/engine/event_kinds.hpp).
+const KINDS = Object.values(kinds);
 export function subscribe(handler, status = () => {}) {
   const source = new EventSource("/api/v1/events");
   const deliver = (message) => {

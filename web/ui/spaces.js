@@ -2,6 +2,7 @@
 // template, the lifecycle actions with their progress, and a space's page with its menu.
 import { html, useState, useEffect, go, hasPermission, isAdmin, when, useTitle } from "/ui/lib.js";
 import * as api from "/ui/api.js";
+import * as kinds from "/ui/event-kinds.js";
 
 // ---- the store: every visible space, the running operations, kept current by events ------
 
@@ -36,27 +37,27 @@ function onEvent(event) {
   if (!id) return;
   const p = event.payload || {};
   switch (event.kind) {
-    case "space.deleted":
+    case kinds.SPACE_DELETED:
       spaces.delete(id);
       operations.delete(id);
       emit();
       return;
-    case "space.state": {
+    case kinds.SPACE_STATE: {
       const s = spaces.get(id);
       if (s) spaces.set(id, { ...s, state: p.state, error: p.error || "" });
       emit();
       break;
     }
-    case "operation.started":
+    case kinds.OPERATION_STARTED:
       operations.set(id, { kind: p.kind, step: "starting", progress: 0 });
       emit();
       break;
-    case "operation.progress":
+    case kinds.OPERATION_PROGRESS:
       operations.set(id, { ...operations.get(id), step: p.step, progress: p.progress });
       emit();
       return;
-    case "operation.succeeded":
-    case "operation.failed":
+    case kinds.OPERATION_SUCCEEDED:
+    case kinds.OPERATION_FAILED:
       operations.delete(id);
       emit();
       break;

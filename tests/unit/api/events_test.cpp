@@ -107,7 +107,8 @@ TEST_F(EventsTest, ALongHistoryIsReplayedAtTheClientsPace) {
   const std::string filler(2000, 'x');
   const auto before = stack_.store().events().latest_seq();
   for (int i = 0; i < 6000; ++i)
-    stack_.events().publish("test.filler", std::nullopt, {{"i", i}, {"x", filler}});
+    stack_.events().publish(engine::event::kReconcileError, std::nullopt,
+                            {{"i", i}, {"x", filler}});
   SseStream stream(stack_.port(), stack_.admin_token(),
                    "/api/v1/events?since=" + std::to_string(before));
   std::this_thread::sleep_for(1s);  // a client that is slow to start reading

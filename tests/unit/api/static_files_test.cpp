@@ -142,6 +142,33 @@ TEST_F(StaticFilesTest, EncodedDotSegmentsOverTheWireStayInside) {
   server.stop();
 }
 
+// /ui/event-kinds.js is made by the server from the engine's list: the UI spells no kind.
+TEST(StaticFilesGenerated, EventKindsModuleIsServedWithRevalidation) {
+  StaticFiles files(fs::path(BOWLINE_SOURCE_DIR) / "web");
+  files.add_generated("/ui/event-kinds.js", event_kinds_module(), "text/javascript; charset=utf-8");
+  const auto r = files.handle(get("/ui/event-kinds.js"));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/javascript; charset=utf-8");
+  EXPECT_NE(r.body.find("export const SPACE_STATE = \"space.state\";"), std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("export const SPACE_PERSONALISE_FAILED = \"space.personalise_failed\";"),
+            std::string::npos)
+      << r.body;
+  std::string tag;
+  for (const auto& [name, value] : r.headers)
+    if (name == "ETag") tag = value;
+  auto again = get("/ui/event-kinds.js");
+  again.headers["if-none-match"] = tag;
+  EXPECT_EQ(files.handle(again).status, 304);
+  // And the UI uses it, spelling no kind itself.
+  for (const char* page : {"spaces.js", "api.js"}) {
+    const auto text =
+        test_support::read_file(test_support::source_path(std::string("web/ui/") + page));
+    EXPECT_NE(text.find("from \"/ui/event-kinds.js\""), std::string::npos) << page;
+    EXPECT_EQ(text.find("\"operation.progress\""), std::string::npos) << page;
+  }
+}
+
 TEST(StaticFilesDefaults, TheCommittedUiLoadsOnlyFilesThisServerHas) {
   // The committed UI is there and its page loads only files this server has.
   const StaticFiles files(fs::path(BOWLINE_SOURCE_DIR) / "web");

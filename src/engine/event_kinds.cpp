@@ -1,0 +1,30 @@
+#include "engine/event_kinds.hpp"
+
+namespace bowline::engine {
+
+const std::vector<EventKind>& event_kinds() {
+  using namespace event;
+  static const std::vector<EventKind> kinds{kSpaceCreated,
+                                            kSpaceState,
+                                            kSpaceDeleted,
+                                            kSpaceIp,
+                                            kSpaceRestart,
+                                            kSpaceExternal,
+                                            kSpaceClaimed,
+                                            kSpacePersonalised,
+                                            kSpacePersonaliseFailed,
+                                            kDomainLifecycle,
+                                            kOperationStarted,
+                                            kOperationProgress,
+                                            kOperationSucceeded,
+                                            kOperationFailed,
+                                            kPoolCreated,
+                                            kPoolDeleted,
+                                            kPoolMember,
+                                            kPoolError,
+                                            kReconcileError,
+                                            kReconcileOrphan};
+  return kinds;
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,72 @@
+// Every kind of event the engine publishes, with its payload: one list for the engine (which
+// can publish nothing else: EventBus::publish takes an EventKind), the API (GET
+// /api/v1/event-kinds and /ui/event-kinds.js for the web UI), the CLI and docs/api.md (a test
+// checks that the page lists each).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace bowline::engine {
+
+struct EventKind {
+  std::string_view name;     // "space.state"
+  std::string_view payload;  // what the payload holds, for people
+};
+
+namespace event {
+
+// A space's life.
+inline constexpr EventKind kSpaceCreated{"space.created",
+                                         "{name, domain}: recorded; its create operation follows"};
+inline constexpr EventKind kSpaceState{
+    "space.state", "{state, error?}: the space's state changed (error: why it is in error)"};
+inline constexpr EventKind kSpaceDeleted{"space.deleted",
+                                         "{name}: gone, with its domain and disks"};
+inline constexpr EventKind kSpaceIp{"space.ip", "{ip}: a stopped bridged space got a new address"};
+inline constexpr EventKind kSpaceRestart{
+    "space.restart", "{reason}: the engine starts a space again (runStrategy Always, a crash)"};
+inline constexpr EventKind kSpaceExternal{
+    "space.external",
+    "{address, ports: [{protocol, hostPort, guestPort}]} or {error}: external ports forwarded, "
+    "or why not"};
+inline constexpr EventKind kSpaceClaimed{"space.claimed",
+                                         "{pool, owner, name}: a pool member became a space"};
+inline constexpr EventKind kSpacePersonalised{
+    "space.personalised", "{owner}: a claimed member was set up for its owner in place"};
+inline constexpr EventKind kSpacePersonaliseFailed{
+    "space.personalise_failed", "{error}: the guest agent could not; the claim restarts it"};
+inline constexpr EventKind kDomainLifecycle{
+    "domain.lifecycle",
+    "{event}: what libvirt said of the space's domain (\"stopped (shutdown)\")"};
+
+// Operations (long work with progress).
+inline constexpr EventKind kOperationStarted{
+    "operation.started",
+    "{operation, kind, resumed?}: queued and started (resumed: after a restart)"};
+inline constexpr EventKind kOperationProgress{
+    "operation.progress", "{operation, step, progress, bytes?, total?}: a step, 0-100%"};
+inline constexpr EventKind kOperationSucceeded{"operation.succeeded", "{operation, kind}: done"};
+inline constexpr EventKind kOperationFailed{"operation.failed",
+                                            "{operation, kind, error}: failed, and why"};
+
+// Pools.
+inline constexpr EventKind kPoolCreated{"pool.created", "{pool, template, size}"};
+inline constexpr EventKind kPoolDeleted{"pool.deleted", "{pool}"};
+inline constexpr EventKind kPoolMember{"pool.member", "{pool, member}: a new member is made"};
+inline constexpr EventKind kPoolError{"pool.error",
+                                      "{pool or pool_id, error}: the pool cannot make members"};
+
+// What the reconciler found.
+inline constexpr EventKind kReconcileError{
+    "reconcile.error", "{error}: a check of the store against the nodes failed"};
+inline constexpr EventKind kReconcileOrphan{
+    "reconcile.orphan",
+    "{domain, space} or {directory}: made by bowline, known to no space; reported, never deleted"};
+
+}  // namespace event
+
+// Every kind above, in that order.
+const std::vector<EventKind>& event_kinds();
+
+}  // namespace bowline::engine
