@@ -179,7 +179,7 @@ int vnc(const std::string& uri, const std::string& server, const std::string& to
 
 // A console whose guest echoes at once: one end of a socketpair, a thread on the other end
 // sending back whatever arrives (what a pty in QEMU is to libvirt, minus the guest).
-class EchoConsole final : public libvirt::ByteStream {
+class EchoConsole final : public util::ByteStream {
  public:
   explicit EchoConsole(bool write_now) : write_now_(write_now) {
     int fds[2];
@@ -266,7 +266,7 @@ class BareHost : public libvirt::Hypervisor {
   std::vector<libvirt::NetworkInfo> list_networks() override { throw no(); }
   std::vector<libvirt::NodeDevice> node_devices() override { throw no(); }
   libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw no(); }
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+  std::unique_ptr<util::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
     throw no();
   }
@@ -279,7 +279,7 @@ class BareHost : public libvirt::Hypervisor {
 class EchoHost final : public BareHost {
  public:
   explicit EchoHost(bool write_now) : write_now_(write_now) {}
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+  std::unique_ptr<util::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
     return std::make_unique<EchoConsole>(write_now_);
   }
@@ -449,7 +449,7 @@ double round_trip(BytePipe& pipe, char byte) {
 // The echo console as a BytePipe: the "direct" side (no HTTP, no hub).
 class StreamPipe final : public BytePipe {
  public:
-  explicit StreamPipe(std::unique_ptr<libvirt::ByteStream> s) : stream_(std::move(s)) {}
+  explicit StreamPipe(std::unique_ptr<util::ByteStream> s) : stream_(std::move(s)) {}
   void write_all(std::string_view bytes) override { stream_->write(bytes); }
   std::size_t read_some(char* out, std::size_t max, std::chrono::milliseconds timeout) override {
     const auto got = stream_->read(timeout, max);
@@ -458,7 +458,7 @@ class StreamPipe final : public BytePipe {
   }
 
  private:
-  std::unique_ptr<libvirt::ByteStream> stream_;
+  std::unique_ptr<util::ByteStream> stream_;
 };
 
 int console(int rounds, bool handover) {

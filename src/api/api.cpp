@@ -120,6 +120,8 @@ Response Api::handle(Request& request) {
       response.headers.emplace_back("Allow", allow);
       return response;
     }
+    // Admin-only routes say so in the route table; the handlers do not repeat it.
+    if (match.route->access == Access::Admin) require_admin(caller);
     return match.route->handler(caller, request);
   } catch (const HttpError& e) {
     return error_response(e.status(), e.what(), e.extra());

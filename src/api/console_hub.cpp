@@ -14,7 +14,7 @@ constexpr std::size_t kViewerBacklog = 4 * 1024 * 1024;
 
 struct ConsoleHub::Console {
   std::string domain;
-  std::shared_ptr<libvirt::ByteStream> writer_stream;  // the open stream, for the writer
+  std::shared_ptr<util::ByteStream> writer_stream;  // the open stream, for the writer
   std::string scrollback;
   std::map<std::uint64_t, std::shared_ptr<SocketPeer>> viewers;
   std::deque<std::string> input;
@@ -74,7 +74,7 @@ std::uint64_t ConsoleHub::attach(const std::string& domain, std::shared_ptr<Sock
 
 void ConsoleHub::input(const std::string& domain, std::string bytes) {
   std::shared_ptr<Console> console;
-  std::shared_ptr<libvirt::ByteStream> stream;
+  std::shared_ptr<util::ByteStream> stream;
   {
     std::lock_guard lock(mutex_);
     const auto it = consoles_.find(domain);
@@ -124,7 +124,7 @@ std::uint64_t ConsoleHub::opens(const std::string& domain) {
 }
 
 void ConsoleHub::pump(const std::shared_ptr<Console>& console) {
-  std::shared_ptr<libvirt::ByteStream> stream;
+  std::shared_ptr<util::ByteStream> stream;
   auto retry_delay = 200ms;
   for (;;) {
     {
@@ -192,7 +192,7 @@ void ConsoleHub::pump(const std::shared_ptr<Console>& console) {
 void ConsoleHub::write_loop(const std::shared_ptr<Console>& console) {
   for (;;) {
     std::string bytes;
-    std::shared_ptr<libvirt::ByteStream> stream;
+    std::shared_ptr<util::ByteStream> stream;
     {
       std::unique_lock lock(mutex_);
       console->input_ready.wait(lock, [&] {

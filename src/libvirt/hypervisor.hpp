@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "libvirt/byte_stream.hpp"
 #include "libvirt/domain_xml.hpp"
+#include "util/byte_stream.hpp"
 
 namespace bowline::libvirt {
 
@@ -259,9 +259,9 @@ class Hypervisor {
 
   // The domain's serial console (`device`: a console alias such as "serial0"; empty: the
   // first console). With `force`, takes it over from another client.
-  virtual std::unique_ptr<ByteStream> open_console(const std::string& name,
-                                                   const std::string& device = {},
-                                                   bool force = true) = 0;
+  virtual std::unique_ptr<util::ByteStream> open_console(const std::string& name,
+                                                         const std::string& device = {},
+                                                         bool force = true) = 0;
 
   // A socket connected to the domain's graphics device number `index` (its VNC server), for
   // the caller to own and close. With `skip_auth` QEMU asks for no password on it

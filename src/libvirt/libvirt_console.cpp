@@ -1,4 +1,4 @@
-// A domain console as a ByteStream. The stream is non-blocking: libvirt's event loop calls
+// A domain console as a util::ByteStream. The stream is non-blocking: libvirt's event loop calls
 // on_stream_event when bytes can be read (they go into a bounded buffer that read() drains)
 // or written (a writer that found the stream full is woken). No libvirt call is made while
 // one of our mutexes other than `events_mutex` is held, so the event thread and callers
@@ -137,7 +137,7 @@ void release_after_dispatch(std::shared_ptr<ConsoleState>* opaque) {
   }
 }
 
-class LibvirtConsole final : public ByteStream {
+class LibvirtConsole final : public util::ByteStream {
  public:
   LibvirtConsole(Stream stream, Connection connection, std::string subject)
       : connection_(std::move(connection)),
@@ -271,8 +271,8 @@ class LibvirtConsole final : public ByteStream {
 
 }  // namespace
 
-std::unique_ptr<ByteStream> make_console_stream(Stream stream, Connection connection,
-                                                std::string subject) {
+std::unique_ptr<util::ByteStream> make_console_stream(Stream stream, Connection connection,
+                                                      std::string subject) {
   return std::make_unique<LibvirtConsole>(std::move(stream), std::move(connection),
                                           std::move(subject));
 }

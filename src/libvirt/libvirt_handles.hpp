@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "libvirt/byte_stream.hpp"
 #include "libvirt/hypervisor.hpp"
+#include "util/byte_stream.hpp"
 
 namespace bowline::libvirt::detail {
 
@@ -51,7 +51,7 @@ std::string domain_subject(std::string_view name);
 // A domain's serial console over a non-blocking libvirt stream (virDomainOpenConsole has
 // already been called on it). Bytes arrive through a stream callback on the event loop.
 // `connection` is the stream's: the console ends when it dies, which no stream event reports.
-std::unique_ptr<ByteStream> make_console_stream(Stream stream, Connection connection,
-                                                std::string subject);
+std::unique_ptr<util::ByteStream> make_console_stream(Stream stream, Connection connection,
+                                                      std::string subject);
 
 }  // namespace bowline::libvirt::detail

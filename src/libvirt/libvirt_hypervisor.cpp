@@ -767,8 +767,9 @@ DomainCapabilities LibvirtHypervisor::domain_capabilities(const std::string& dom
   return out;
 }
 
-std::unique_ptr<ByteStream> LibvirtHypervisor::open_console(const std::string& name,
-                                                            const std::string& device, bool force) {
+std::unique_ptr<util::ByteStream> LibvirtHypervisor::open_console(const std::string& name,
+                                                                  const std::string& device,
+                                                                  bool force) {
   const auto connection = impl_->connection();
   const auto domain = find_domain(connection.get(), name, "open the console");
   virStreamPtr raw = virStreamNew(connection.get(), VIR_STREAM_NONBLOCK);

@@ -66,8 +66,9 @@ class LibvirtHypervisor final : public Hypervisor {
   std::vector<NodeDevice> node_devices() override;
   DomainCapabilities domain_capabilities(const std::string& domain_type) override;
 
-  std::unique_ptr<ByteStream> open_console(const std::string& name, const std::string& device = {},
-                                           bool force = true) override;
+  std::unique_ptr<util::ByteStream> open_console(const std::string& name,
+                                                 const std::string& device = {},
+                                                 bool force = true) override;
   int open_graphics(const std::string& name, unsigned index = 0, bool skip_auth = true) override;
 
   class Impl;

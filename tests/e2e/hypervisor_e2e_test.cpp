@@ -316,7 +316,7 @@ TEST(LibvirtE2E, AConsoleEndsWhenLibvirtdDropsTheConnection) {
   console.reset();
 
   // The next call reconnects; the domain's console opens again there.
-  std::unique_ptr<ByteStream> again;
+  std::unique_ptr<util::ByteStream> again;
   for (int i = 0; i < 50 && !again; ++i) {
     try {
       again = hv->open_console(name);

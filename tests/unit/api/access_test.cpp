@@ -19,7 +19,7 @@ namespace {
 // driver's (which has none: the hub keeps trying, harmlessly).
 class DisplayHost final : public UnusedHypervisor {
  public:
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string& name, const std::string&,
+  std::unique_ptr<util::ByteStream> open_console(const std::string& name, const std::string&,
                                                     bool) override {
     throw libvirt::HypervisorError("domain \"" + name + "\": no console here");
   }

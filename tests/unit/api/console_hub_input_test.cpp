@@ -42,7 +42,7 @@ struct Typed {
   }
 };
 
-class TypedStream final : public libvirt::ByteStream {
+class TypedStream final : public util::ByteStream {
  public:
   explicit TypedStream(std::shared_ptr<Typed> typed) : typed_(std::move(typed)) {}
   std::string read(std::chrono::milliseconds timeout, std::size_t) override {
@@ -80,7 +80,7 @@ class TypedHost final : public UnusedHypervisor {
  public:
   std::shared_ptr<Typed> typed = std::make_shared<Typed>();
 
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+  std::unique_ptr<util::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
     return std::make_unique<TypedStream>(typed);
   }

@@ -44,7 +44,7 @@ struct Line {
   bool closed = false;  // the hub closed it
 };
 
-class FakeStream final : public libvirt::ByteStream {
+class FakeStream final : public util::ByteStream {
  public:
   explicit FakeStream(std::shared_ptr<Line> line) : line_(std::move(line)) {}
   ~FakeStream() override { close(); }
@@ -87,7 +87,7 @@ class FakeStream final : public libvirt::ByteStream {
 // open_console is used by the hub.
 class ConsoleHost final : public UnusedHypervisor {
  public:
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string& name, const std::string&,
+  std::unique_ptr<util::ByteStream> open_console(const std::string& name, const std::string&,
                                                     bool force) override {
     EXPECT_TRUE(force);  // a stale stream of ours after a reconnect must not block the new one
     std::lock_guard lock(mutex_);

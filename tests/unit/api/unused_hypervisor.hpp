@@ -40,7 +40,7 @@ class UnusedHypervisor : public libvirt::Hypervisor {
   std::vector<libvirt::NetworkInfo> list_networks() override { throw unused(); }
   std::vector<libvirt::NodeDevice> node_devices() override { throw unused(); }
   libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw unused(); }
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string&, const std::string&,
+  std::unique_ptr<util::ByteStream> open_console(const std::string&, const std::string&,
                                                     bool) override {
     throw unused();
   }

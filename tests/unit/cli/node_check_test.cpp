@@ -85,7 +85,7 @@ class TestHost final : public libvirt::Hypervisor {
     caps.domain_type = type;
     return caps;
   }
-  std::unique_ptr<libvirt::ByteStream> open_console(const std::string& name,
+  std::unique_ptr<util::ByteStream> open_console(const std::string& name,
                                                     const std::string& device,
                                                     bool force) override {
     return real_.open_console(name, device, force);

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace bowline::libvirt {
+namespace bowline::util {
 
 class ByteStream {
  public:
@@ -14,11 +14,11 @@ class ByteStream {
 
   // Waits up to `timeout` for bytes and returns what has arrived (at most `max` bytes). An
   // empty result means nothing arrived in time, or the stream has ended: see eof(). Throws
-  // HypervisorError when the stream failed.
+  // (HypervisorError for a libvirt stream) when the stream failed.
   virtual std::string read(std::chrono::milliseconds timeout, std::size_t max = 64 * 1024) = 0;
 
-  // Sends all of `data`, waiting while the other side cannot take more. Throws HypervisorError
-  // when the stream has ended or failed.
+  // Sends all of `data`, waiting while the other side cannot take more. Throws when the stream
+  // has ended or failed.
   virtual void write(std::string_view data) = 0;
 
   // Sends what the stream takes at once, without waiting, and says how many bytes that was:
@@ -38,4 +38,4 @@ class ByteStream {
   virtual void close() = 0;
 };
 
-}  // namespace bowline::libvirt
+}  // namespace bowline::util
