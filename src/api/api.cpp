@@ -3,8 +3,8 @@
 #include "api/auth.hpp"
 #include "api/console_hub.hpp"
 #include "api/json.hpp"
-#include "libvirt/hypervisor.hpp"
 #include "store/errors.hpp"
+#include "util/upstream_error.hpp"
 
 namespace bowline::api {
 
@@ -23,8 +23,12 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       options_(std::move(options)),
       owners_(store, events),
       sessions_(store, options_.sessions) {
-  if (options_.hypervisor)
-    consoles_ = std::make_unique<ConsoleHub>(*options_.hypervisor, options_.console_scrollback);
+  if (!options_.access) options_.access = &engine_;
+  consoles_ = std::make_unique<ConsoleHub>(
+      [access = options_.access](const std::string& space_id) {
+        return access->open_console(space_id);
+      },
+      options_.console_scrollback);
   const util::Clock& clock = options_.clock ? *options_.clock : system_clock_;
   node_reports_.push_back(
       std::make_unique<ReportCache>(clock, options_.node_report_max_age_ms, [this] {
@@ -131,9 +135,9 @@ Response Api::handle(Request& request) {
     return error_response(404, e.what());
   } catch (const store::ConflictError& e) {
     return error_response(409, e.what());
-  } catch (const libvirt::HypervisorError& e) {
+  } catch (const util::UpstreamError& e) {
     ++failures_;
-    return error_response(502, std::string("libvirt: ") + e.what());
+    return error_response(502, e.upstream() + ": " + e.what());
   } catch (const std::exception& e) {
     ++failures_;
     return error_response(500, std::string("internal error: ") + e.what());

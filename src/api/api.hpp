@@ -17,7 +17,6 @@
 #include "api/web_session.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_bus.hpp"
-#include "libvirt/hypervisor.hpp"
 #include "store/store.hpp"
 
 namespace bowline::api {
@@ -34,8 +33,8 @@ struct ApiOptions {
   std::size_t replay_batch = 500;          // events read from the store at a time when replaying
   std::size_t replay_window = 512 * 1024;  // unsent bytes a replay waits for before reading on
   SessionOptions sessions;
-  // For the console and VNC WebSockets; unset: those routes answer 503.
-  libvirt::Hypervisor* hypervisor = nullptr;
+  // The console and display of spaces, for the WebSockets; unset: the engine's.
+  engine::SpaceAccess* access = nullptr;
   std::size_t console_scrollback = 64 * 1024;  // bytes a newcomer to a console gets first
 };
 

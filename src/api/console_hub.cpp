@@ -13,7 +13,7 @@ constexpr std::size_t kViewerBacklog = 4 * 1024 * 1024;
 }  // namespace
 
 struct ConsoleHub::Console {
-  std::string domain;
+  std::string key;
   std::shared_ptr<util::ByteStream> writer_stream;  // the open stream, for the writer
   std::string scrollback;
   std::map<std::uint64_t, std::shared_ptr<SocketPeer>> viewers;
@@ -27,9 +27,8 @@ struct ConsoleHub::Console {
   std::thread pump, writer;
 };
 
-ConsoleHub::ConsoleHub(libvirt::Hypervisor& hypervisor, std::size_t scrollback,
-                       std::chrono::milliseconds linger)
-    : hypervisor_(hypervisor), scrollback_(scrollback), linger_(linger) {}
+ConsoleHub::ConsoleHub(Opener open, std::size_t scrollback, std::chrono::milliseconds linger)
+    : open_(std::move(open)), scrollback_(scrollback), linger_(linger) {}
 
 ConsoleHub::~ConsoleHub() {
   std::map<std::string, std::shared_ptr<Console>> consoles;
@@ -49,9 +48,9 @@ ConsoleHub::~ConsoleHub() {
   }
 }
 
-std::uint64_t ConsoleHub::attach(const std::string& domain, std::shared_ptr<SocketPeer> peer) {
+std::uint64_t ConsoleHub::attach(const std::string& key, std::shared_ptr<SocketPeer> peer) {
   std::lock_guard lock(mutex_);
-  auto& console = consoles_[domain];
+  auto& console = consoles_[key];
   if (console && console->ended) {
     // Its threads are on their way out: let them go and start afresh.
     retired_.push_back(std::move(console));  // joined by the destructor
@@ -60,7 +59,7 @@ std::uint64_t ConsoleHub::attach(const std::string& domain, std::shared_ptr<Sock
   const auto id = next_viewer_++;
   if (!console) {
     console = std::make_shared<Console>();
-    console->domain = domain;
+    console->key = key;
     console->viewers.emplace(id, peer);
     console->pump = std::thread([this, c = console] { pump(c); });
     console->writer = std::thread([this, c = console] { write_loop(c); });
@@ -72,12 +71,12 @@ std::uint64_t ConsoleHub::attach(const std::string& domain, std::shared_ptr<Sock
   return id;
 }
 
-void ConsoleHub::input(const std::string& domain, std::string bytes) {
+void ConsoleHub::input(const std::string& key, std::string bytes) {
   std::shared_ptr<Console> console;
   std::shared_ptr<util::ByteStream> stream;
   {
     std::lock_guard lock(mutex_);
-    const auto it = consoles_.find(domain);
+    const auto it = consoles_.find(key);
     if (it == consoles_.end() || bytes.empty()) return;
     console = it->second;
     if (console->writing || !console->input.empty() || !console->writer_stream) {
@@ -103,23 +102,23 @@ void ConsoleHub::input(const std::string& domain, std::string bytes) {
   if (!console->input.empty()) console->input_ready.notify_all();
 }
 
-void ConsoleHub::detach(const std::string& domain, std::uint64_t viewer) {
+void ConsoleHub::detach(const std::string& key, std::uint64_t viewer) {
   std::lock_guard lock(mutex_);
-  const auto it = consoles_.find(domain);
+  const auto it = consoles_.find(key);
   if (it == consoles_.end()) return;
   if (it->second->viewers.erase(viewer) && it->second->viewers.empty())
     it->second->last_viewer_left = std::chrono::steady_clock::now();
 }
 
-std::size_t ConsoleHub::viewers(const std::string& domain) {
+std::size_t ConsoleHub::viewers(const std::string& key) {
   std::lock_guard lock(mutex_);
-  const auto it = consoles_.find(domain);
+  const auto it = consoles_.find(key);
   return it == consoles_.end() ? 0 : it->second->viewers.size();
 }
 
-std::uint64_t ConsoleHub::opens(const std::string& domain) {
+std::uint64_t ConsoleHub::opens(const std::string& key) {
   std::lock_guard lock(mutex_);
-  const auto it = consoles_.find(domain);
+  const auto it = consoles_.find(key);
   return it == consoles_.end() ? 0 : it->second->opens;
 }
 
@@ -141,9 +140,16 @@ void ConsoleHub::pump(const std::shared_ptr<Console>& console) {
     }
     if (!stream) {
       try {
-        // force: take the console over from whoever holds it (a stale stream of ours after a
-        // libvirtd reconnect, or a virsh console someone left open).
-        stream = hypervisor_.open_console(console->domain, {}, true);
+        stream = open_(console->key);
+        if (!stream) {  // the space is gone: so is its console, with every viewer
+          std::lock_guard lock(mutex_);
+          console->ended = true;
+          console->writer_stream.reset();
+          console->input_ready.notify_all();
+          for (auto& [id, peer] : console->viewers) peer->close();
+          console->viewers.clear();
+          break;
+        }
         retry_delay = 200ms;
         std::lock_guard lock(mutex_);
         ++console->opens;

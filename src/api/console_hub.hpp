@@ -1,13 +1,15 @@
-// The serial consoles of running domains, shared: one libvirt console stream per domain, fanned
-// out to every viewer (each sees the output, each may type), with recent output kept as
-// scrollback for whoever joins later. The stream is reopened when it ends while someone is
-// watching (a guest reboot that restarts QEMU, a libvirtd restart), and held a while after
-// the last viewer leaves so a newcomer still finds what the guest printed meanwhile.
+// The serial consoles of running spaces, shared: one console stream per space (keyed by its id,
+// never by a domain name another space could take over), fanned out to every viewer (each sees
+// the output, each may type), with recent output kept as scrollback for whoever joins later.
+// The stream is reopened when it ends while someone is watching (a guest reboot that restarts
+// QEMU, a libvirtd restart), and held a while after the last viewer leaves so a newcomer still
+// finds what the guest printed meanwhile. A space that is gone ends its console and its viewers.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,35 +18,39 @@
 #include <vector>
 
 #include "api/http.hpp"
-#include "libvirt/hypervisor.hpp"
+#include "util/byte_stream.hpp"
 
 namespace bowline::api {
 
 class ConsoleHub {
  public:
-  ConsoleHub(libvirt::Hypervisor& hypervisor, std::size_t scrollback,
+  // Opens the console of the space `key`: a stream, nullptr when the space is gone for good, or
+  // an exception for "not now" (not running yet, libvirtd away: tried again).
+  using Opener = std::function<std::unique_ptr<util::ByteStream>(const std::string& key)>;
+
+  ConsoleHub(Opener open, std::size_t scrollback,
              std::chrono::milliseconds linger = std::chrono::minutes(10));
   ~ConsoleHub();  // closes every stream and waits for the threads
   ConsoleHub(const ConsoleHub&) = delete;
   ConsoleHub& operator=(const ConsoleHub&) = delete;
 
-  // Sends the domain's scrollback to `peer`, then everything the guest prints. Returns the
+  // Sends the space's scrollback to `peer`, then everything the guest prints. Returns the
   // viewer's id for input() and detach().
-  std::uint64_t attach(const std::string& domain, std::shared_ptr<SocketPeer> peer);
+  std::uint64_t attach(const std::string& key, std::shared_ptr<SocketPeer> peer);
   // Bytes a viewer typed; never blocks (a writer thread sends them to the console).
-  void input(const std::string& domain, std::string bytes);
-  void detach(const std::string& domain, std::uint64_t viewer);
+  void input(const std::string& key, std::string bytes);
+  void detach(const std::string& key, std::uint64_t viewer);
 
-  std::size_t viewers(const std::string& domain);
-  // How many times a console stream has been opened for `domain` (tests: reopened after an end).
-  std::uint64_t opens(const std::string& domain);
+  std::size_t viewers(const std::string& key);
+  // How many times a console stream has been opened for `key` (tests: reopened after an end).
+  std::uint64_t opens(const std::string& key);
 
  private:
   struct Console;
   void pump(const std::shared_ptr<Console>& console);
   void write_loop(const std::shared_ptr<Console>& console);
 
-  libvirt::Hypervisor& hypervisor_;
+  Opener open_;
   const std::size_t scrollback_;
   const std::chrono::milliseconds linger_;
   std::mutex mutex_;  // guards consoles_ and each Console's fields

@@ -48,7 +48,6 @@ store::Space Api::access_space(const Caller& caller, const Request& request,
   if (space.state != store::SpaceState::Running)
     throw HttpError(409,
                     "the space is " + std::string(store::to_string(space.state)) + ", not running");
-  if (!options_.hypervisor) throw HttpError(503, "this server has no hypervisor to connect to");
   if (util::to_lower(request.header("upgrade")) != "websocket")
     throw HttpError(426, "this is a WebSocket: send Upgrade: websocket");
   return space;
@@ -64,18 +63,18 @@ void Api::add_access_routes() {
                 };
                 auto viewer = std::make_shared<Viewer>();
                 auto upgrade = std::make_shared<Upgrade>();
-                const auto domain = space.domain_name;
+                const auto key = space.id;  // the space's, never its domain name's
                 auto* hub = consoles_.get();
-                upgrade->open = [hub, domain, viewer](std::shared_ptr<SocketPeer> peer) {
+                upgrade->open = [hub, key, viewer](std::shared_ptr<SocketPeer> peer) {
                   std::lock_guard lock(viewer->mutex);
-                  viewer->id = hub->attach(domain, std::move(peer));
+                  viewer->id = hub->attach(key, std::move(peer));
                 };
-                upgrade->message = [hub, domain](std::string bytes) {
-                  hub->input(domain, std::move(bytes));
+                upgrade->message = [hub, key](std::string bytes) {
+                  hub->input(key, std::move(bytes));
                 };
-                upgrade->close = [hub, domain, viewer] {
+                upgrade->close = [hub, key, viewer] {
                   std::lock_guard lock(viewer->mutex);
-                  if (viewer->id) hub->detach(domain, *viewer->id);
+                  if (viewer->id) hub->detach(key, *viewer->id);
                 };
                 Response response;
                 response.upgrade = std::move(upgrade);
@@ -87,7 +86,7 @@ void Api::add_access_routes() {
                 const auto space = access_space(caller, request, store::Permission::UseVnc);
                 // Opened before the upgrade, so a display that cannot be reached is a 502
                 // the browser can show rather than a socket that closes at once.
-                const int fd = options_.hypervisor->open_graphics(space.domain_name, 0, true);
+                const int fd = options_.access->open_display(space.id);
                 struct Session {
                   // An upgrade that never happened (a failed handshake) still closes the fd.
                   ~Session() {

@@ -1,34 +1,28 @@
 // /api/v1/templates: YAML templates with a revision, validated before they are stored.
-#include <algorithm>
-#include <cctype>
-
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
 #include "spec/loader.hpp"
+#include "spec/template_rules.hpp"
 
 namespace bowline::api {
 
 namespace {
 
 void check_template_name(const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= 63 &&
-                  std::isalnum(static_cast<unsigned char>(name.front())) &&
-                  std::all_of(name.begin(), name.end(), [](unsigned char c) {
-                    return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-                  });
-  if (!ok)
-    throw HttpError(422, "template name \"" + name +
-                             "\": use 1 to 63 letters, digits, '-', '_' and '.', starting with a "
-                             "letter or digit");
+  if (const auto problem = spec::template_name_problem(name); !problem.empty())
+    throw HttpError(422, problem);
 }
 
-constexpr std::size_t kMaxYaml = 512 * 1024;
+void check_template_size(const std::string& yaml) {
+  if (const auto problem = spec::template_size_problem(yaml); !problem.empty())
+    throw HttpError(422, problem);
+}
 
 // Validates without values (every expression checked, value-dependent checks left for the
 // space); 422 with the diagnostics when there are errors. Returns the warnings.
 nlohmann::json validated(const std::string& yaml, const std::string& name) {
-  if (yaml.size() > kMaxYaml) throw HttpError(422, "the template is larger than 512 KiB");
+  check_template_size(yaml);
   const auto result = spec::load_spec(yaml, nullptr);
   const auto diagnostics = diagnostics_json(result.diagnostics);
   if (result.diagnostics.has_errors()) {
@@ -67,8 +61,7 @@ void Api::add_template_routes() {
   router_.add("POST", "/api/v1/templates/validate", Access::Any,
               [](const Caller&, const Request& request) {
                 const auto yaml = required_string(object_body(request), "yaml");
-                if (yaml.size() > kMaxYaml)
-                  throw HttpError(422, "the template is larger than 512 KiB");
+                check_template_size(yaml);
                 const auto result = spec::load_spec(yaml, nullptr);
                 return Response::json(200, {{"valid", !result.diagnostics.has_errors()},
                                             {"diagnostics", diagnostics_json(result.diagnostics)}});

@@ -20,6 +20,7 @@
 #include "engine/port_forwards.hpp"
 #include "engine/readiness.hpp"
 #include "engine/remote_node.hpp"
+#include "engine/space_access.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "libvirt/hypervisor.hpp"
@@ -112,7 +113,7 @@ struct Claimed {
 // Writes the space's cloud-init seed ISO when its bytes differ from the file's.
 void write_seed(const plan::Plan& plan);
 
-class Engine {
+class Engine : public SpaceAccess {
  public:
   Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::ImageCache& images,
          image::Disks& disks, const HostProbe& host, EventBus& events, EngineSettings settings);
@@ -161,6 +162,10 @@ class Engine {
 
   // The spec of a space's template with the space's values (for render and checks).
   spec::Spec space_spec(const store::Space& space);
+
+  // SpaceAccess (space_access.cpp).
+  std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override;
+  int open_display(const std::string& space_id) override;
 
  private:
   // A space with everything it is made from.
@@ -220,6 +225,7 @@ class Engine {
   void audit_loop();
   bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
   store::Space require(const std::string& id);
+  std::string own_domain(const store::Space& space);
   void check_devices_exist(const spec::Spec& spec);
   // Dedicated CPUs and resource-named GPUs for this start (place_space.cpp); call with
   // placement_mutex_ held until the domain is defined, so two starts never take the same.

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include "util/upstream_error.hpp"
 
 namespace bowline::kubevirt {
 
@@ -14,9 +15,10 @@ struct HttpResponse {
 };
 
 // The request never reached the server or never came back (connection, TLS, timeout).
-class TransportError : public std::runtime_error {
+class TransportError : public util::UpstreamError {
  public:
-  using std::runtime_error::runtime_error;
+  explicit TransportError(const std::string& message)
+      : util::UpstreamError("kubernetes", message) {}
 };
 
 class KubeClient {

@@ -13,7 +13,7 @@ namespace bowline::libvirt {
 
 HypervisorError::HypervisorError(const std::string& message, int code, int error_domain,
                                  std::string cause)
-    : std::runtime_error(message),
+    : util::UpstreamError("libvirt", message),
       code_(code),
       error_domain_(error_domain),
       cause_(std::move(cause)) {}

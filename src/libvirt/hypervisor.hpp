@@ -19,12 +19,13 @@
 
 #include "libvirt/domain_xml.hpp"
 #include "util/byte_stream.hpp"
+#include "util/upstream_error.hpp"
 
 namespace bowline::libvirt {
 
 // ---- errors ------------------------------------------------------------------------------
 
-class HypervisorError : public std::runtime_error {
+class HypervisorError : public util::UpstreamError {
  public:
   // `code` and `error_domain` are libvirt's virErrorNumber and virErrorDomain (0 when the
   // error is ours, not libvirt's); `cause` is libvirt's own message.

@@ -175,7 +175,6 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
 
     api::ApiOptions api_options;
     api_options.node = NodeReporter{settings, choice, store, hypervisor, host, runner};
-    api_options.hypervisor = &hypervisor;  // the console and VNC WebSockets
     api_options.sessions.secure_cookie = settings.secure_cookies;
     if (kubevirt.node) api_options.remote_nodes.push_back(kubevirt.node.get());
     api::Api api(store, engine, events, api_options);

@@ -20,7 +20,7 @@ namespace {
 class DisplayHost final : public UnusedHypervisor {
  public:
   std::unique_ptr<util::ByteStream> open_console(const std::string& name, const std::string&,
-                                                    bool) override {
+                                                 bool) override {
     throw libvirt::HypervisorError("domain \"" + name + "\": no console here");
   }
   int open_graphics(const std::string&, unsigned, bool skip_auth) override {
@@ -53,6 +53,21 @@ class DisplayHost final : public UnusedHypervisor {
   std::vector<std::thread> servers_;
 };
 
+// The API's way to a space's console and display, through the fake host above.
+class HostAccess final : public engine::SpaceAccess {
+ public:
+  explicit HostAccess(DisplayHost& host) : host_(host) {}
+  std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override {
+    return host_.open_console(space_id, {}, true);
+  }
+  int open_display(const std::string& space_id) override {
+    return host_.open_graphics(space_id, 0, true);
+  }
+
+ private:
+  DisplayHost& host_;
+};
+
 std::string with_switches(bool display, bool console) {
   return bridged_template() + "display: " + (display ? "true" : "false") +
          "\nconsole: " + (console ? "true" : "false") + "\n";
@@ -67,7 +82,7 @@ class AccessTest : public ::testing::Test {
  protected:
   AccessTest() {
     ApiOptions options;
-    options.hypervisor = &host_;
+    options.access = &access_;
     options.sessions.first_lockout = 60s;
     api_ = std::make_unique<Api>(stack_.store(), stack_.engine(), stack_.events(), options);
     server_ = std::make_unique<HttpServer>(ApiStack::test_http_options(),
@@ -113,6 +128,7 @@ class AccessTest : public ::testing::Test {
 
   ApiStack stack_;
   DisplayHost host_;
+  HostAccess access_{host_};
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;
   std::string tmpl_ = unique("both"), tmpl_off_ = unique("none"), pool_ = unique("pool");

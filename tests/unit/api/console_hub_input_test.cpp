@@ -81,7 +81,7 @@ class TypedHost final : public UnusedHypervisor {
   std::shared_ptr<Typed> typed = std::make_shared<Typed>();
 
   std::unique_ptr<util::ByteStream> open_console(const std::string&, const std::string&,
-                                                    bool) override {
+                                                 bool) override {
     return std::make_unique<TypedStream>(typed);
   }
 };
@@ -96,7 +96,7 @@ class Quiet final : public SocketPeer {
 
 TEST(ConsoleHubInput, WithNobodyWritingAKeystrokeGoesOutOnTheCallersThread) {
   TypedHost host;
-  ConsoleHub hub(host, 1024);
+  ConsoleHub hub(console_of(host), 1024);
   hub.attach("dom", std::make_shared<Quiet>());
   ASSERT_TRUE(eventually([&] { return hub.opens("dom") == 1; }));
 
@@ -113,7 +113,7 @@ TEST(ConsoleHubInput, WithNobodyWritingAKeystrokeGoesOutOnTheCallersThread) {
 TEST(ConsoleHubInput, WhatTheStreamDoesNotTakeAtOnceFollowsInOrder) {
   TypedHost host;
   host.typed->take_now = 1;
-  ConsoleHub hub(host, 1024);
+  ConsoleHub hub(console_of(host), 1024);
   hub.attach("dom", std::make_shared<Quiet>());
   ASSERT_TRUE(eventually([&] { return hub.opens("dom") == 1; }));
 

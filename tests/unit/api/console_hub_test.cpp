@@ -88,7 +88,7 @@ class FakeStream final : public util::ByteStream {
 class ConsoleHost final : public UnusedHypervisor {
  public:
   std::unique_ptr<util::ByteStream> open_console(const std::string& name, const std::string&,
-                                                    bool force) override {
+                                                 bool force) override {
     EXPECT_TRUE(force);  // a stale stream of ours after a reconnect must not block the new one
     std::lock_guard lock(mutex_);
     if (name != "dom") throw libvirt::HypervisorError("domain \"" + name + "\" not found");
@@ -196,7 +196,7 @@ class Viewer final : public SocketPeer {
 
 TEST(ConsoleHub, SeveralViewersSeeTheSameOutputAndAllMayType) {
   ConsoleHost host;
-  ConsoleHub hub(host, 64 * 1024);
+  ConsoleHub hub(console_of(host), 64 * 1024);
   auto a = std::make_shared<Viewer>();
   auto b = std::make_shared<Viewer>();
   const auto va = hub.attach("dom", a);
@@ -219,7 +219,7 @@ TEST(ConsoleHub, SeveralViewersSeeTheSameOutputAndAllMayType) {
 
 TEST(ConsoleHub, ANewcomerGetsTheRecentScrollbackFirstBounded) {
   ConsoleHost host;
-  ConsoleHub hub(host, 16);  // bytes of scrollback
+  ConsoleHub hub(console_of(host), 16);  // bytes of scrollback
   auto a = std::make_shared<Viewer>();
   hub.attach("dom", a);
   auto line = host.line();
@@ -238,7 +238,7 @@ TEST(ConsoleHub, ANewcomerGetsTheRecentScrollbackFirstBounded) {
 
 TEST(ConsoleHub, AViewerLeavingLeavesTheStreamToTheOthers) {
   ConsoleHost host;
-  ConsoleHub hub(host, 64 * 1024, 0ms);  // no linger: only viewers keep it open
+  ConsoleHub hub(console_of(host), 64 * 1024, 0ms);  // no linger: only viewers keep it open
   auto a = std::make_shared<Viewer>();
   auto b = std::make_shared<Viewer>();
   const auto va = hub.attach("dom", a);
@@ -268,7 +268,7 @@ class ConsoleHubStreamEnd : public ::testing::TestWithParam<bool> {};
 TEST_P(ConsoleHubStreamEnd, TheStreamIsReopenedAndViewersKeepGoing) {
   const bool failed = GetParam();
   ConsoleHost host;
-  ConsoleHub hub(host, 64 * 1024);
+  ConsoleHub hub(console_of(host), 64 * 1024);
   auto a = std::make_shared<Viewer>();
   auto b = std::make_shared<Viewer>();
   hub.attach("dom", a);
@@ -305,7 +305,7 @@ INSTANTIATE_TEST_SUITE_P(RebootOrDroppedConnection, ConsoleHubStreamEnd, ::testi
 
 TEST(ConsoleHub, TheLastViewerLeavingClosesTheStream) {
   ConsoleHost host;
-  ConsoleHub hub(host, 64 * 1024, 0ms);
+  ConsoleHub hub(console_of(host), 64 * 1024, 0ms);
   auto a = std::make_shared<Viewer>();
   auto b = std::make_shared<Viewer>();
   const auto va = hub.attach("dom", a);
@@ -326,7 +326,7 @@ TEST(ConsoleHub, TheLastViewerLeavingClosesTheStream) {
 
 TEST(ConsoleHub, WithinTheLingerANewcomerSeesWhatTheGuestPrintedMeanwhile) {
   ConsoleHost host;
-  ConsoleHub hub(host, 64 * 1024, std::chrono::minutes(10));
+  ConsoleHub hub(console_of(host), 64 * 1024, std::chrono::minutes(10));
   auto a = std::make_shared<Viewer>();
   hub.detach("dom", hub.attach("dom", a));
   auto line = host.line();
@@ -346,7 +346,7 @@ TEST(ConsoleHub, StoppingClosesEveryViewer) {
   auto a = std::make_shared<Viewer>();
   std::shared_ptr<Line> line;
   {
-    ConsoleHub hub(host, 64 * 1024);
+    ConsoleHub hub(console_of(host), 64 * 1024);
     hub.attach("dom", a);
     line = host.line();
   }

@@ -41,12 +41,17 @@ class UnusedHypervisor : public libvirt::Hypervisor {
   std::vector<libvirt::NodeDevice> node_devices() override { throw unused(); }
   libvirt::DomainCapabilities domain_capabilities(const std::string&) override { throw unused(); }
   std::unique_ptr<util::ByteStream> open_console(const std::string&, const std::string&,
-                                                    bool) override {
+                                                 bool) override {
     throw unused();
   }
 
  protected:
   static libvirt::HypervisorError unused() { return libvirt::HypervisorError("not in this test"); }
 };
+
+// A ConsoleHub opener over a fake hypervisor: the hub's key is the fake's domain name.
+inline auto console_of(libvirt::Hypervisor& host) {
+  return [&host](const std::string& key) { return host.open_console(key, {}, true); };
+}
 
 }  // namespace bowline::api::testing

@@ -1,0 +1,25 @@
+// Opening what a running space offers people, for the API's bridges: its serial console and its
+// VNC display. The Engine implements it for the spaces of its nodes, by space id (never by a
+// domain name, which another space may take once this one is gone); tests give the API a fake.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "util/byte_stream.hpp"
+
+namespace bowline::engine {
+
+class SpaceAccess {
+ public:
+  virtual ~SpaceAccess() = default;
+  // The space's serial console, taken over from any other client (a stale stream of ours after
+  // a libvirtd reconnect, a `virsh console` left open). nullptr when the space no longer exists.
+  // Throws (EngineError, HypervisorError) when it cannot be opened now.
+  virtual std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) = 0;
+  // A connected socket to the space's display (its VNC server, no password asked), for the
+  // caller to own and close. Throws when it cannot be opened.
+  virtual int open_display(const std::string& space_id) = 0;
+};
+
+}  // namespace bowline::engine
