@@ -6,36 +6,27 @@ namespace bowline::engine {
 
 std::vector<spec::Device> passthrough_devices(const spec::Spec& spec) {
   auto devices = spec.devices;
-  for (const auto& gpu : spec.gpus) {
-    spec::Device d;
-    if (spec::parse_device(gpu, d).empty() && d.kind == spec::DeviceKind::Pci) devices.push_back(d);
-  }
+  for (const auto& gpu : spec.gpus)
+    if (auto device = spec::gpu_pci_address(gpu)) devices.push_back(*device);
   return devices;
 }
 
-bool same_device(const spec::Device& a, const spec::Device& b) {
-  return a.kind == b.kind && a.a == b.a && a.b == b.b && a.c == b.c && a.d == b.d;
+bool matches(const spec::Device& w, const libvirt::NodeDevice& d) {
+  if (const auto* pci = std::get_if<spec::PciAddress>(&w.address))
+    return d.kind == libvirt::NodeDeviceKind::Pci && d.pci_domain == pci->domain &&
+           d.pci_bus == pci->bus && d.pci_slot == pci->slot && d.pci_function == pci->function;
+  if (const auto* usb = std::get_if<spec::UsbAddress>(&w.address))
+    return d.kind == libvirt::NodeDeviceKind::Usb && d.usb_bus == usb->bus &&
+           d.usb_device == usb->device;
+  const auto& id = std::get<spec::UsbId>(w.address);
+  return d.kind == libvirt::NodeDeviceKind::Usb && d.vendor_id == id.vendor &&
+         d.product_id == id.product;
 }
 
 std::optional<libvirt::NodeDevice> find_node_device(const std::vector<libvirt::NodeDevice>& node,
-                                                    const spec::Device& w) {
-  for (const auto& d : node) {
-    switch (w.kind) {
-      case spec::DeviceKind::Pci:
-        if (d.kind == libvirt::NodeDeviceKind::Pci && d.pci_domain == w.a && d.pci_bus == w.b &&
-            d.pci_slot == w.c && d.pci_function == w.d)
-          return d;
-        break;
-      case spec::DeviceKind::Usb:
-        if (d.kind == libvirt::NodeDeviceKind::Usb && d.usb_bus == w.a && d.usb_device == w.b)
-          return d;
-        break;
-      case spec::DeviceKind::VendorProduct:
-        if (d.kind == libvirt::NodeDeviceKind::Usb && d.vendor_id == w.a && d.product_id == w.b)
-          return d;
-        break;
-    }
-  }
+                                                    const spec::Device& wanted) {
+  for (const auto& d : node)
+    if (matches(wanted, d)) return d;
   return std::nullopt;
 }
 

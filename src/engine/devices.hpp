@@ -14,7 +14,10 @@ namespace bowline::engine {
 // The spec's devices plus GPUs given as PCI addresses (device-plugin names are KubeVirt's).
 std::vector<spec::Device> passthrough_devices(const spec::Spec& spec);
 
-bool same_device(const spec::Device& a, const spec::Device& b);
+// Whether a node device is the one `wanted` names: the PCI address, the USB bus and device, or
+// (for vendor:product) a USB device with those ids. The one matcher for create checks, node
+// check and placement.
+bool matches(const spec::Device& wanted, const libvirt::NodeDevice& have);
 
 // The node device that `wanted` names, if the node has it.
 std::optional<libvirt::NodeDevice> find_node_device(const std::vector<libvirt::NodeDevice>& node,

@@ -217,7 +217,7 @@ void Engine::check_devices_free(const store::Space& space, const spec::Spec& spe
     }
     for (const auto& w : wanted)
       for (const auto& h : held)
-        if (same_device(w, h))
+        if (w.same(h))
           throw EngineError(EngineError::Kind::Conflict,
                             "device " + w.text + " is held by the running space " + other.name +
                                 " (" + other.domain_name + "): stop it first");

@@ -1,5 +1,7 @@
 #include "engine/node_check.hpp"
 
+#include "engine/devices.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -63,14 +65,9 @@ void NodeRequirements::add(const spec::Spec& spec) {
   if (spec.external && spec.external_method == spec::ExternalMethod::PortList &&
       spec.network.mode == spec::NetworkMode::Nat)
     external_ports = true;
-  for (const auto& gpu : spec.gpus) {
-    spec::Device device;
-    // Only a PCI address is a libvirt device; a device-plugin name is KubeVirt's business.
-    if (spec::parse_device(gpu, device).empty() && device.kind == spec::DeviceKind::Pci) {
-      device.text = gpu;
-      add_device(device);
-    }
-  }
+  // GPUs given as PCI addresses; a device-plugin name is resolved when the space starts.
+  for (const auto& gpu : spec.gpus)
+    if (auto device = spec::gpu_pci_address(gpu)) add_device(*device);
 }
 
 // ---- identities and permissions ----------------------------------------------------------
@@ -524,20 +521,6 @@ Check check_network(const std::string& network, libvirt::Hypervisor* hypervisor)
   if (info->persistent && !info->autostart)
     c.detail += " (not autostarted: virsh net-autostart " + network + ")";
   return c;
-}
-
-bool matches(const spec::Device& want, const libvirt::NodeDevice& have) {
-  switch (want.kind) {
-    case spec::DeviceKind::Pci:
-      return have.kind == libvirt::NodeDeviceKind::Pci && have.pci_domain == want.a &&
-             have.pci_bus == want.b && have.pci_slot == want.c && have.pci_function == want.d;
-    case spec::DeviceKind::Usb:
-      return have.kind == libvirt::NodeDeviceKind::Usb && have.usb_bus == want.a &&
-             have.usb_device == want.b;
-    case spec::DeviceKind::VendorProduct:
-      return have.vendor_id == want.a && have.product_id == want.b;
-  }
-  return false;
 }
 
 std::string describe(const libvirt::NodeDevice& d) {

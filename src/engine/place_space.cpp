@@ -33,9 +33,10 @@ plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
 
   // A device given by PCI address that another space got by name (its template does not say).
   for (const auto& d : devices_wanted)
-    if (d.kind == spec::DeviceKind::Pci) {
+    if (const auto* pci = std::get_if<spec::PciAddress>(&d.address)) {
       char text[32];
-      std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", d.a, d.b, d.c, d.d);
+      std::snprintf(text, sizeof text, "%04x:%02x:%02x.%x", pci->domain, pci->bus, pci->slot,
+                    pci->function);
       if (held.pci.count(text))
         throw EngineError(EngineError::Kind::Conflict,
                           "device " + d.text + " is held by another running space: stop it first");
@@ -80,14 +81,8 @@ plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
                           "no free host device for gpu " + gpu + " on this node (it has: " +
                               (here.empty() ? std::string("no GPUs it can name") : here) + ")");
       taken.insert(pci_text(*found));
-      spec::Device device;
-      device.kind = spec::DeviceKind::Pci;
-      device.text = gpu;
-      device.a = found->pci_domain;
-      device.b = found->pci_bus;
-      device.c = found->pci_slot;
-      device.d = found->pci_function;
-      placed.gpus.push_back(device);
+      placed.gpus.push_back({gpu, spec::PciAddress{found->pci_domain, found->pci_bus,
+                                                   found->pci_slot, found->pci_function}});
     }
   }
   return placed;

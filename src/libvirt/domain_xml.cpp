@@ -271,36 +271,31 @@ std::string seed_target(const std::set<std::string>& used) {
 void add_hostdev(Node devices, const plan::HostDevice& h) {
   auto dev = devices.add("hostdev");
   dev.attr("mode", "subsystem");
-  const auto out_of_range = [&] { fail("the host device " + show(h.id) + " is out of range"); };
-  switch (h.kind) {
-    case spec::DeviceKind::Pci: {
-      if (h.a > 0xFFFF || h.b > 0xFF || h.c > 0x1F || h.d > 7) out_of_range();
-      dev.attr("type", "pci").attr("managed", "yes");
-      dev.add("source")
-          .add("address")
-          .attr("domain", fmt::format("0x{:04x}", h.a))
-          .attr("bus", fmt::format("0x{:02x}", h.b))
-          .attr("slot", fmt::format("0x{:02x}", h.c))
-          .attr("function", fmt::format("0x{:x}", h.d));
-      break;
-    }
-    case spec::DeviceKind::Usb: {
-      if (h.a > 999 || h.b > 999) out_of_range();
-      dev.attr("type", "usb").attr("managed", "yes");
-      dev.add("source")
-          .add("address")
-          .attr("bus", std::to_string(h.a))
-          .attr("device", std::to_string(h.b));
-      break;
-    }
-    case spec::DeviceKind::VendorProduct: {
-      if (h.a > 0xFFFF || h.b > 0xFFFF) out_of_range();
-      dev.attr("type", "usb").attr("managed", "yes");
-      auto source = dev.add("source");
-      source.add("vendor").attr("id", fmt::format("0x{:04x}", h.a));
-      source.add("product").attr("id", fmt::format("0x{:04x}", h.b));
-      break;
-    }
+  const auto out_of_range = [&] { fail("the host device " + show(h.text) + " is out of range"); };
+  if (const auto* pci = std::get_if<spec::PciAddress>(&h.address)) {
+    if (pci->domain > 0xFFFF || pci->bus > 0xFF || pci->slot > 0x1F || pci->function > 7)
+      out_of_range();
+    dev.attr("type", "pci").attr("managed", "yes");
+    dev.add("source")
+        .add("address")
+        .attr("domain", fmt::format("0x{:04x}", pci->domain))
+        .attr("bus", fmt::format("0x{:02x}", pci->bus))
+        .attr("slot", fmt::format("0x{:02x}", pci->slot))
+        .attr("function", fmt::format("0x{:x}", pci->function));
+  } else if (const auto* usb = std::get_if<spec::UsbAddress>(&h.address)) {
+    if (usb->bus > 999 || usb->device > 999) out_of_range();
+    dev.attr("type", "usb").attr("managed", "yes");
+    dev.add("source")
+        .add("address")
+        .attr("bus", std::to_string(usb->bus))
+        .attr("device", std::to_string(usb->device));
+  } else {
+    const auto& id = std::get<spec::UsbId>(h.address);
+    if (id.vendor > 0xFFFF || id.product > 0xFFFF) out_of_range();
+    dev.attr("type", "usb").attr("managed", "yes");
+    auto source = dev.add("source");
+    source.add("vendor").attr("id", fmt::format("0x{:04x}", id.vendor));
+    source.add("product").attr("id", fmt::format("0x{:04x}", id.product));
   }
 }
 

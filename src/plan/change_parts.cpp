@@ -54,7 +54,7 @@ std::map<std::string, std::string> change_parts(const spec::Spec& spec, const Pl
       fingerprint({spec::to_string(p.firmware.bootloader), p.firmware.secure_boot, p.firmware.smm,
                    p.firmware.loader, p.firmware.reset_nvram_on_start});
   Json devices = Json::array();
-  for (const auto& d : p.host_devices) devices.push_back(d.id);
+  for (const auto& d : p.host_devices) devices.push_back(d.text);
   for (const auto& d : p.data_disks) devices.push_back(disk_json(d));
   devices.push_back(disk_json(p.system_disk));
   parts["devices"] = fingerprint(devices);

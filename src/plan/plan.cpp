@@ -134,11 +134,10 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
                       mac_for(space.id, static_cast<unsigned>(i + 1)), model});
 
   // Passthrough.
-  for (const auto& d : spec.devices) p.host_devices.push_back({d.kind, d.text, d.a, d.b, d.c, d.d});
+  for (const auto& d : spec.devices) p.host_devices.push_back(d);
   for (const auto& gpu : spec.gpus) {
-    spec::Device device;
-    if (spec::parse_device(gpu, device).empty() && device.kind == spec::DeviceKind::Pci)
-      p.host_devices.push_back({device.kind, gpu, device.a, device.b, device.c, device.d});
+    if (auto device = spec::gpu_pci_address(gpu))
+      p.host_devices.push_back(*device);
     else
       p.notes.push_back("gpu " + gpu +
                         " is a device-plugin resource: this node resolves it to a host device "
@@ -218,11 +217,8 @@ std::vector<std::string> resource_gpus(const spec::Spec& spec) {
   if (spec.sizing.source == spec::SizingSource::InstanceType && spec.instance_type)
     if (const auto* type = catalog::find_instance_type(*spec.instance_type))
       for (const auto& gpu : type->gpus) out.emplace_back(gpu);
-  for (const auto& gpu : spec.gpus) {
-    spec::Device device;
-    if (!(spec::parse_device(gpu, device).empty() && device.kind == spec::DeviceKind::Pci))
-      out.push_back(gpu);
-  }
+  for (const auto& gpu : spec.gpus)
+    if (!spec::gpu_pci_address(gpu)) out.push_back(gpu);
   return out;
 }
 
@@ -250,8 +246,7 @@ void place(Plan& plan, const spec::Spec& spec, const Placed& placed) {
       throw std::invalid_argument("the node resolved " + std::to_string(placed.gpus.size()) +
                                   " GPUs; the space names " + std::to_string(named.size()));
     for (std::size_t i = 0; i < named.size(); ++i) {
-      const auto& d = placed.gpus[i];
-      plan.host_devices.push_back({d.kind, named[i], d.a, d.b, d.c, d.d});
+      plan.host_devices.push_back({named[i], placed.gpus[i].address});
       drop_note("gpu " + named[i] + " ");
     }
   }

@@ -78,12 +78,9 @@ struct Nic {
   std::string model;   // virtio, e1000, ...
 };
 
-struct HostDevice {
-  spec::DeviceKind kind = spec::DeviceKind::Pci;
-  std::string id;  // as written in the spec, for messages
-  // Pci: domain, bus, slot, function; Usb: bus, device; VendorProduct: vendor, product (USB).
-  std::uint32_t a = 0, b = 0, c = 0, d = 0;
-};
+// A host device passed through: as the spec names it (text), or as the node resolved a GPU
+// named by its device-plugin resource (text is the resource name, address the device's).
+using HostDevice = spec::Device;
 
 // Instance-type traits and what became of them on this backend.
 struct Placement {

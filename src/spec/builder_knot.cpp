@@ -153,8 +153,7 @@ void SpecBuilder::read_devices(const YAML::Node& node) {
       continue;
     }
     for (const auto& other : spec_.devices)
-      if (other.kind == device.kind && other.a == device.a && other.b == device.b &&
-          other.c == device.c && other.d == device.d) {
+      if (other.same(device)) {
         r_.error(node[i], path, "\"" + *text + "\" is listed twice");
         text.reset();
         break;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "spec/ipv4.hpp"
@@ -35,11 +36,27 @@ struct Image {
   std::optional<std::string> sha256;  // lowercase hex, from imageChecksum
 };
 
+// A host device, as a template names it.
+struct PciAddress {  // pci_0000_01_00_0
+  std::uint32_t domain = 0, bus = 0, slot = 0, function = 0;
+  bool operator==(const PciAddress&) const = default;
+};
+struct UsbAddress {  // usb_002_003: where it is plugged in now
+  std::uint32_t bus = 0, device = 0;
+  bool operator==(const UsbAddress&) const = default;
+};
+struct UsbId {  // 046d:c52b: whichever such USB device is plugged in
+  std::uint32_t vendor = 0, product = 0;
+  bool operator==(const UsbId&) const = default;
+};
+// In the order of DeviceKind.
+using DeviceAddress = std::variant<PciAddress, UsbAddress, UsbId>;
+
 struct Device {
-  DeviceKind kind = DeviceKind::Pci;
   std::string text;  // as written, e.g. "pci_0000_01_00_0"
-  // Pci: domain, bus, slot, function; Usb: bus, device; VendorProduct: vendor, product.
-  std::uint32_t a = 0, b = 0, c = 0, d = 0;
+  DeviceAddress address;
+  DeviceKind kind() const { return static_cast<DeviceKind>(address.index()); }
+  bool same(const Device& other) const { return address == other.address; }
 };
 
 struct EnvVar {

@@ -19,7 +19,8 @@ nlohmann::ordered_json to_json(const Spec& s) {
   for (const auto& e : s.environment) env.push_back({{"name", e.name}, {"value", e.value}});
   out["environment"] = env;
   json devices = json::array();
-  for (const auto& d : s.devices) devices.push_back({{"kind", to_string(d.kind)}, {"id", d.text}});
+  for (const auto& d : s.devices)
+    devices.push_back({{"kind", to_string(d.kind())}, {"id", d.text}});
   out["devices"] = devices;
   json net = {{"mode", to_string(s.network.mode)}, {"bridge", s.network.bridge}};
   if (s.network.cidr) net["cidr"] = s.network.cidr->to_string();

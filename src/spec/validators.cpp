@@ -190,8 +190,7 @@ std::string parse_device(std::string_view text, Device& out) {
       auto d = hex_field(parts[0], 2, 4), b = hex_field(parts[1], 2, 4),
            s = hex_field(parts[2], 2, 4), f = hex_field(parts[3], 1, 2);
       if (d && b && s && f && *s < 32 && *f < 8) {
-        out.kind = DeviceKind::Pci;
-        out.a = *d, out.b = *b, out.c = *s, out.d = *f;
+        out.address = PciAddress{*d, *b, *s, *f};
         return {};
       }
     }
@@ -203,8 +202,7 @@ std::string parse_device(std::string_view text, Device& out) {
     if (parts.size() == 2) {
       auto bus = dec_field(parts[0], 1, 3), dev = dec_field(parts[1], 1, 3);
       if (bus && dev) {
-        out.kind = DeviceKind::Usb;
-        out.a = *bus, out.b = *dev;
+        out.address = UsbAddress{*bus, *dev};
         return {};
       }
     }
@@ -216,8 +214,7 @@ std::string parse_device(std::string_view text, Device& out) {
     auto vendor = hex_field(strip(std::string_view(lower).substr(0, colon)), 1, 4);
     auto product = hex_field(strip(std::string_view(lower).substr(colon + 1)), 1, 4);
     if (vendor && product) {
-      out.kind = DeviceKind::VendorProduct;
-      out.a = *vendor, out.b = *product;
+      out.address = UsbId{*vendor, *product};
       return {};
     }
   }
@@ -271,6 +268,12 @@ std::string check_cpu_model(std::string_view model) {
              "\" is not a CPU model name (host-model, host-passthrough or a libvirt model such as "
              "Skylake-Server)";
   return {};
+}
+
+std::optional<Device> gpu_pci_address(const std::string& gpu) {
+  Device device;
+  if (parse_device(gpu, device).empty() && device.kind() == DeviceKind::Pci) return device;
+  return std::nullopt;
 }
 
 }  // namespace bowline::spec

@@ -35,6 +35,8 @@ std::string check_env_name(std::string_view name);
 
 // knot's passthrough forms: pci_DDDD_BB_SS_F, usb_BBB_DDD, [0x]vvvv:[0x]pppp.
 std::string parse_device(std::string_view text, Device& out);
+// A GPU given as a PCI address (pci_0000_01_00_0); nullopt for a device-plugin name.
+std::optional<Device> gpu_pci_address(const std::string& gpu);
 
 // One OpenSSH public key line: [options] type base64 [comment], base64 naming the same type.
 std::string check_ssh_public_key(std::string_view line);

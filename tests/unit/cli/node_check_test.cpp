@@ -85,9 +85,8 @@ class TestHost final : public libvirt::Hypervisor {
     caps.domain_type = type;
     return caps;
   }
-  std::unique_ptr<util::ByteStream> open_console(const std::string& name,
-                                                    const std::string& device,
-                                                    bool force) override {
+  std::unique_ptr<util::ByteStream> open_console(const std::string& name, const std::string& device,
+                                                 bool force) override {
     return real_.open_console(name, device, force);
   }
 
@@ -159,9 +158,8 @@ TEST_F(NodeCheckTest, EveryRequiredCheckOkGivesTheKvmRuntime) {
   options.requirements.bridges = {"br0"};
   options.requirements.networks = {"default", "isolated"};
   spec::Device gpu;
-  gpu.kind = spec::DeviceKind::Pci;
   gpu.text = "pci_0000_01_00_0";
-  gpu.b = 1;
+  gpu.address = spec::PciAddress{0, 1, 0, 0};
   options.requirements.devices = {gpu};
   const auto report = run();
   for (const auto& c : report.checks)

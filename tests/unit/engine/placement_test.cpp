@@ -1,5 +1,8 @@
 #include "engine/placement.hpp"
 
+#include "engine/devices.hpp"
+#include "spec/validators.hpp"
+
 #include <gtest/gtest.h>
 
 namespace bowline::engine {
@@ -32,6 +35,33 @@ TEST(ResourceName, AsTheDevicePluginsNameTheirDevices) {
   EXPECT_EQ(resource_name(gpu), "nvidia.com/GA102GL_A10");
   gpu.vendor_id = 0x1af4;  // virtio: no device plugin names it
   EXPECT_FALSE(resource_name(gpu));
+}
+
+// One matcher for create checks, node check and placement: vendor:product names a USB device
+// (a hostdev of type usb), never a PCI one with the same ids.
+TEST(DeviceMatcher, AddressesAndUsbIds) {
+  libvirt::NodeDevice pci;
+  pci.kind = libvirt::NodeDeviceKind::Pci;
+  pci.pci_bus = 1;
+  pci.vendor_id = 0x10de;
+  pci.product_id = 0x2236;
+  libvirt::NodeDevice usb;
+  usb.kind = libvirt::NodeDeviceKind::Usb;
+  usb.usb_bus = 2;
+  usb.usb_device = 3;
+  usb.vendor_id = 0x1050;
+  usb.product_id = 0x0407;
+  auto device = [](const char* text) {
+    spec::Device d;
+    EXPECT_EQ(spec::parse_device(text, d), "") << text;
+    return d;
+  };
+  EXPECT_TRUE(matches(device("pci_0000_01_00_0"), pci));
+  EXPECT_FALSE(matches(device("pci_0000_02_00_0"), pci));
+  EXPECT_TRUE(matches(device("usb_002_003"), usb));
+  EXPECT_FALSE(matches(device("usb_002_003"), pci));
+  EXPECT_TRUE(matches(device("1050:0407"), usb));
+  EXPECT_FALSE(matches(device("10de:2236"), pci)) << "vendor:product is a USB device";
 }
 
 }  // namespace

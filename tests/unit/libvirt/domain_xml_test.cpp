@@ -596,7 +596,7 @@ TEST(DomainXml, RefusesValuesLibvirtWouldReject) {
   refused(
       "PCI slot out of range",
       [](plan::Plan& p) {
-        p.host_devices = {{spec::DeviceKind::Pci, "pci_0000_00_20_0", 0, 0, 0x20, 0}};
+        p.host_devices = {{"pci_0000_00_20_0", spec::PciAddress{0, 0, 0x20, 0}}};
       },
       "out of range");
 }

@@ -191,9 +191,9 @@ devices: [usb_002_003]
   EXPECT_TRUE(p.placement.dedicated_cpu);
   EXPECT_EQ(p.sockets * p.cores, 2u);
   ASSERT_EQ(p.host_devices.size(), 2u);  // the USB device and the PCI GPU
-  EXPECT_EQ(p.host_devices[0].kind, spec::DeviceKind::Usb);
-  EXPECT_EQ(p.host_devices[1].a, 0u);
-  EXPECT_EQ(p.host_devices[1].b, 0x65u);
+  EXPECT_EQ(p.host_devices[0].kind(), spec::DeviceKind::Usb);
+  EXPECT_EQ(std::get<spec::PciAddress>(p.host_devices[1].address).domain, 0u);
+  EXPECT_EQ(std::get<spec::PciAddress>(p.host_devices[1].address).bus, 0x65u);
   bool noted_gpu = false;
   for (const auto& n : p.notes)
     noted_gpu = noted_gpu || n.find("nvidia.com/GA102GL_A10") != std::string::npos;

@@ -85,25 +85,18 @@ TEST(Devices, TheThreeForms) {
   ASSERT_TRUE(Valid(r));
   const auto& d = r.spec->devices;
   ASSERT_EQ(d.size(), 7u);
-  EXPECT_EQ(d[0].kind, DeviceKind::Pci);
+  EXPECT_EQ(d[0].kind(), DeviceKind::Pci);
   EXPECT_EQ(d[0].text, "pci_0000_01_00_0");
-  EXPECT_EQ(d[0].b, 1u);
-  EXPECT_EQ(d[1].kind, DeviceKind::Pci);
-  EXPECT_EQ(d[1].a, 0xabcdu);
-  EXPECT_EQ(d[1].b, 0x0au);
-  EXPECT_EQ(d[1].c, 0x1fu);
-  EXPECT_EQ(d[1].d, 7u);
-  EXPECT_EQ(d[2].kind, DeviceKind::Usb);
-  EXPECT_EQ(d[2].a, 2u);
-  EXPECT_EQ(d[2].b, 3u);
-  EXPECT_EQ(d[3].b, 12u);
-  EXPECT_EQ(d[4].kind, DeviceKind::VendorProduct);
-  EXPECT_EQ(d[4].a, 0x10deu);
-  EXPECT_EQ(d[4].b, 0x2684u);
-  EXPECT_EQ(d[5].a, 0x8086u);
-  EXPECT_EQ(d[5].b, 0x1234u);
-  EXPECT_EQ(d[6].a, 1u);
-  EXPECT_EQ(d[6].b, 15u);
+  EXPECT_EQ(std::get<PciAddress>(d[0].address).bus, 1u);
+  EXPECT_EQ(d[1].kind(), DeviceKind::Pci);
+  EXPECT_EQ(std::get<PciAddress>(d[1].address), (PciAddress{0xabcd, 0x0a, 0x1f, 7}));
+  EXPECT_EQ(d[2].kind(), DeviceKind::Usb);
+  EXPECT_EQ(std::get<UsbAddress>(d[2].address), (UsbAddress{2, 3}));
+  EXPECT_EQ(std::get<UsbAddress>(d[3].address).device, 12u);
+  EXPECT_EQ(d[4].kind(), DeviceKind::VendorProduct);
+  EXPECT_EQ(std::get<UsbId>(d[4].address), (UsbId{0x10de, 0x2684}));
+  EXPECT_EQ(std::get<UsbId>(d[5].address), (UsbId{0x8086, 0x1234}));
+  EXPECT_EQ(std::get<UsbId>(d[6].address), (UsbId{1, 15}));
 }
 
 TEST(Devices, BadPciAddresses) {
