@@ -137,6 +137,19 @@ TEST(ServerBinaryTest, PrintConfigTakesKnotsFlagsAndVariables) {
                                         "/cache +env \\(KNOT_KVM_BASE_IMAGE_PATH\\)")))
       << out;
 
+  // The other two of knot's flags.
+  Child more({kBowline, "server", "--print-config", "--kvm-cloud-image-path", "/lib",
+              "--kvm-base-image-path", "/cache"},
+             {"PATH=/usr/bin:/bin"}, dir.path());
+  EXPECT_EQ(more.wait(), 0) << more.output();
+  EXPECT_TRUE(std::regex_search(more.output(), std::regex("server.kvm.cloud_image_path +/lib +flag "
+                                                          "\\(--kvm-cloud-image-path\\)")))
+      << more.output();
+  EXPECT_TRUE(
+      std::regex_search(more.output(), std::regex("server.kvm.base_image_path +/cache +flag "
+                                                  "\\(--kvm-base-image-path\\)")))
+      << more.output();
+
   Child twice(
       {kBowline, "server", "--print-config", "--images-path", "/a", "--kvm-images-path", "/b"},
       {"PATH=/usr/bin:/bin"}, dir.path());
