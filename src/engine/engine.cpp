@@ -8,6 +8,7 @@
 #include "engine/devices.hpp"
 #include "engine/event_kinds.hpp"
 #include "engine/identifiers.hpp"
+#include "engine/ipam.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
 #include "plan/change_parts.hpp"
@@ -19,15 +20,7 @@ namespace bowline::engine {
 namespace fs = std::filesystem;
 using store::SpaceState;
 
-namespace {
-
-// The network key under which a bridged template's addresses are leased: one address space
-// per bridge and subnet, shared by every template on it.
-std::string network_key(const spec::Network& n) {
-  return "bridge:" + n.bridge + ":" + n.cidr->to_string();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 
@@ -317,30 +310,10 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
     auto transaction = store_.transaction();
     space = store_.spaces().create(fresh);
     if (bridged) {
-      const auto& net = *spec.network.cidr;
-      std::set<std::uint32_t> excluded{net.address.value, net.broadcast().value,
-                                       spec.network.gateway.value_or(net.first_usable()).value};
-      std::optional<store::IpLease> lease;
-      if (ip) {
-        auto wanted = spec::Ipv4Address::parse(*ip);
-        if (!wanted || !net.contains(*wanted) || excluded.count(wanted->value))
-          throw EngineError(EngineError::Kind::Invalid,
-                            *ip + " is not a usable address in " + net.to_string() +
-                                " (not the network, broadcast or gateway address)");
-        if (auto holder = store_.leases().holder(network_key(spec.network), wanted->value))
-          throw EngineError(EngineError::Kind::Conflict, *ip + " is already held by another space");
-        lease = store_.leases().change_ip(network_key(spec.network), space.id, wanted->value);
-      } else {
-        lease = store_.leases().allocate_ip(network_key(spec.network), space.id,
-                                            spec.network.range_start->value,
-                                            spec.network.range_end->value, excluded);
-        if (!lease)
-          throw EngineError(EngineError::Kind::Conflict,
-                            "the address range " + spec.network.range_start->to_string() + "-" +
-                                spec.network.range_end->to_string() + " is exhausted");
-      }
-      store_.spaces().set_ip(space.id, store::format_ipv4(lease->ip));
-      space.ip = store::format_ipv4(lease->ip);
+      const auto lease = ip ? Ipam(store_).lease_exact(spec.network, space.id, *ip)
+                            : Ipam(store_).lease_next(spec.network, space.id);
+      space.ip = store::format_ipv4(lease.ip);
+      store_.spaces().set_ip(space.id, space.ip);
     }
     allocate_ports(space, spec);
     transaction.commit();
@@ -503,17 +476,9 @@ std::int64_t Engine::start_space(const std::string& id) {
     // A bridged space whose create failed lost its address: take one again.
     if (!current.ip) {
       const auto spec = space_spec(current);
-      if (spec.network.mode == spec::NetworkMode::Bridged) {
-        const auto& net = *spec.network.cidr;
-        std::set<std::uint32_t> excluded{net.address.value, net.broadcast().value,
-                                         spec.network.gateway.value_or(net.first_usable()).value};
-        auto lease = store_.leases().allocate_ip(network_key(spec.network), id,
-                                                 spec.network.range_start->value,
-                                                 spec.network.range_end->value, excluded);
-        if (!lease)
-          throw EngineError(EngineError::Kind::Conflict, "the address range is exhausted");
-        store_.spaces().set_ip(id, store::format_ipv4(lease->ip));
-      }
+      if (spec.network.mode == spec::NetworkMode::Bridged)
+        store_.spaces().set_ip(id,
+                               store::format_ipv4(Ipam(store_).lease_next(spec.network, id).ip));
     }
     bring_up(id, {op}, first);
   });
@@ -631,19 +596,9 @@ void Engine::set_ip(const std::string& id, const std::string& ip) {
   const auto spec = space_spec(space);
   if (spec.network.mode != spec::NetworkMode::Bridged)
     throw EngineError(EngineError::Kind::Invalid, "a NAT space gets its address by DHCP");
-  const auto& net = *spec.network.cidr;
-  auto address = spec::Ipv4Address::parse(ip);
-  const auto gateway = spec.network.gateway.value_or(net.first_usable());
-  if (!address || !net.contains(*address) || *address == net.address ||
-      *address == net.broadcast() || *address == gateway)
-    throw EngineError(EngineError::Kind::Invalid,
-                      ip + " is not a usable address in " + net.to_string());
-  if (auto holder = store_.leases().holder(network_key(spec.network), address->value);
-      holder && holder->space_id != id)
-    throw EngineError(EngineError::Kind::Conflict, ip + " is already held by another space");
   {
     auto transaction = store_.transaction();
-    store_.leases().change_ip(network_key(spec.network), id, address->value);
+    Ipam(store_).lease_exact(spec.network, id, ip);
     store_.spaces().set_ip(id, ip);
     transaction.commit();
   }

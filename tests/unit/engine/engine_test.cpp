@@ -368,6 +368,33 @@ TEST_F(EngineTest, PendingChangesSayWhatChangedAndWhenItArrives) {
             (std::map<std::string, plan::Applies>{{"cloudInit", plan::Applies::NewSpaces}}));
 }
 
+// One rule for every address a bridged space may get (engine/ipam): inside the template's range,
+// not only its subnet, and not the network's, broadcast or gateway address.
+TEST_F(EngineTest, AnAddressMustBeInsideTheTemplatesRange) {
+  const auto tmpl = add_template(bridged_template());  // range .10-.14, gateway .10
+  try {
+    create(tmpl, "outside", std::string("198.51.100.50"));
+    FAIL() << "an address outside the range was given";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.kind(), EngineError::Kind::Invalid);
+    EXPECT_NE(std::string(e.what()).find("outside the template's address range "
+                                         "198.51.100.10-198.51.100.14"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(store_->spaces().list().empty()) << "a refused create leaves nothing";
+  const auto id = create(tmpl, "inside", std::string("198.51.100.12"), false).space.id;
+  EXPECT_EQ(space(id).ip, "198.51.100.12");
+  try {
+    engine_->set_ip(id, "198.51.100.200");
+    FAIL() << "set-ip took an address outside the range";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the template's address range"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(space(id).ip, "198.51.100.12");
+}
+
 TEST_F(EngineTest, TheAddressChangesOnlyWhileStopped) {
   const auto tmpl = add_template(bridged_template());
   const auto id = create(tmpl, "dev").space.id;

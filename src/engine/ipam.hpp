@@ -1,0 +1,36 @@
+// Addresses of bridged spaces: each template's range (network.ip_range_start..ip_range_end),
+// leased per bridge and subnet so that templates on one bridge share one address space. The
+// rule of a usable address is written here once, for the next free address, a chosen one
+// (--ip) and a new one (set-ip).
+#pragma once
+
+#include <string>
+
+#include "spec/spec.hpp"
+#include "store/store.hpp"
+
+namespace bowline::engine {
+
+class Ipam {
+ public:
+  explicit Ipam(store::Store& store) : store_(store) {}
+
+  // The key leases of this network are kept under: "bridge:br0:198.51.100.0/24".
+  static std::string network_key(const spec::Network& network);
+  // Empty when `address` is one a space of this network may have: inside the template's range
+  // (not only its subnet), and not the network's, broadcast or gateway address. Else why not.
+  static std::string unusable(const spec::Network& network, const std::string& address);
+
+  // The lowest free address of the range for the space (its own when it has one); EngineError
+  // (Conflict) when the range is exhausted.
+  store::IpLease lease_next(const spec::Network& network, const std::string& space_id);
+  // Exactly `address` for the space, in place of the one it has: EngineError Invalid when the
+  // rule refuses it, Conflict when another space holds it.
+  store::IpLease lease_exact(const spec::Network& network, const std::string& space_id,
+                             const std::string& address);
+
+ private:
+  store::Store& store_;
+};
+
+}  // namespace bowline::engine
