@@ -199,9 +199,7 @@ void Engine::check_devices_free(const store::Space& space, const spec::Spec& spe
   if (wanted.empty()) return;
   for (const auto& other : store_.spaces().list()) {
     if (other.id == space.id || other.node != space.node) continue;
-    const bool active = other.state == SpaceState::Running || other.state == SpaceState::Starting ||
-                        other.state == SpaceState::Creating || other.state == SpaceState::Stopping;
-    if (!active) continue;
+    if (!store::holds_node_resources(other.state)) continue;
     std::vector<spec::Device> held;
     try {
       held = passthrough_devices(space_spec(other));
@@ -249,19 +247,18 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   probe.template_id = tmpl->id;
   auto spec = space_spec(probe);
   // The images path also holds the image caches: a space must not take their directories.
-  for (const char* reserved : {"base", "cloud-images", "volumes"})
-    if (spec.name == reserved)
-      throw EngineError(EngineError::Kind::Invalid,
-                        std::string("the domain name \"") + reserved +
-                            "\" is reserved for bowline's image directories");
+  if (plan::is_reserved_directory(spec.name))
+    throw EngineError(
+        EngineError::Kind::Invalid,
+        "the domain name \"" + spec.name + "\" is reserved for bowline's image directories");
   if (store_.spaces().find_by_domain_name(spec.name))
     throw EngineError(EngineError::Kind::Conflict,
                       "another space already uses the domain name " + spec.name);
   // A directory of that name is another tool's (a knot space sharing the images path) or a
   // leftover: its disk must never become this space's, nor be removed if this create fails.
-  if (std::error_code ec; fs::exists(fs::path(settings_.node.images_path) / spec.name, ec))
+  if (std::error_code ec; fs::exists(plan::space_dir(settings_.node.images_path, spec.name), ec))
     throw EngineError(EngineError::Kind::Conflict,
-                      "the directory " + settings_.node.images_path + "/" + spec.name +
+                      "the directory " + plan::space_dir(settings_.node.images_path, spec.name) +
                           " exists but belongs to no space of this server (a leftover, or "
                           "another tool's): move it away, or choose another name");
   if (auto existing = hypervisor_.lookup(spec.name))
@@ -456,7 +453,7 @@ void Engine::bring_up(const std::string& id, Stage stage, bool first) {
       std::error_code ec;
       // Also when an earlier, interrupted attempt made the directory: it holds only this
       // never-started space's disk and seed.
-      fs::remove_all(settings_.node.images_path + "/" + space.domain_name, ec);
+      fs::remove_all(plan::space_dir(settings_.node.images_path, space.domain_name), ec);
       store_.leases().release_ips(id);
       store_.spaces().set_ip(id, std::nullopt);
     }
@@ -564,7 +561,7 @@ void Engine::tear_down(const store::Space& space) {
   }
   hypervisor_.undefine(space.domain_name);
   std::error_code ec;
-  const auto dir = settings_.node.images_path + "/" + space.domain_name;
+  const auto dir = plan::space_dir(settings_.node.images_path, space.domain_name);
   fs::remove_all(dir, ec);
   if (ec) throw std::runtime_error("cannot remove " + dir + ": " + ec.message());
   store_.leases().release_ips(space.id);
@@ -644,8 +641,8 @@ SpaceView Engine::describe(const std::string& id) {
       if (view.address) break;
     }
   }
-  view.readiness =
-      read_readiness(settings_.node.images_path + "/" + view.space.domain_name + "/console.log");
+  view.readiness = read_readiness(
+      plan::console_log_of(plan::space_dir(settings_.node.images_path, view.space.domain_name)));
   return view;
 }
 
@@ -703,9 +700,7 @@ void Engine::on_lifecycle(const libvirt::LifecycleEvent& event) {
   executor_.submit(space->id, [this, id = space->id, state = *after,
                                crash = libvirt::is_crash(event)] {
     auto current = store_.spaces().get(id);
-    if (!current || current->state == SpaceState::Deleting ||
-        current->state == SpaceState::Creating || current->state == SpaceState::Starting ||
-        current->state == SpaceState::Stopping)
+    if (!current || store::operation_owns(current->state))
       return;  // an operation owns the state right now
     // Events queue behind the operation that caused them: by the time this runs, a restart's
     // own shutdown is history. Act only when libvirt still says what the event said.

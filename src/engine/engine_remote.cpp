@@ -201,8 +201,7 @@ void Engine::remote_settle_interrupted(const store::Space& space) {
 }
 
 void Engine::remote_check_drift(const store::Space& space) {
-  if (space.state == SpaceState::Pending || space.state == SpaceState::Deleting ||
-      space.applied_template_revision == 0)
+  if (store::operation_owns(space.state) || space.applied_template_revision == 0)
     return;  // an operation owns it, or nothing was ever applied
   const auto it = remote_nodes_.find(space.node);
   if (it == remote_nodes_.end()) {

@@ -22,9 +22,7 @@ plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
   Held held;
   for (const auto& other : store_.spaces().list()) {
     if (other.id == space.id || is_remote(other)) continue;
-    const bool active = other.state == SpaceState::Running || other.state == SpaceState::Starting ||
-                        other.state == SpaceState::Creating || other.state == SpaceState::Stopping;
-    if (!active) continue;
+    if (!store::holds_node_resources(other.state)) continue;
     try {
       add_held(held, hypervisor_.domain_xml(other.domain_name));
     } catch (const libvirt::HypervisorError&) {  // not defined yet: holds nothing

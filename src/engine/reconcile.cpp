@@ -180,16 +180,7 @@ void Engine::queue_drift_check(const std::string& id) {
 
 void Engine::check_drift(const store::Space& space) {
   if (is_remote(space)) return remote_check_drift(space);
-  switch (space.state) {
-    case SpaceState::Pending:
-    case SpaceState::Creating:
-    case SpaceState::Starting:
-    case SpaceState::Stopping:
-    case SpaceState::Deleting:
-      return;  // an operation owns the state
-    default:
-      break;
-  }
+  if (store::operation_owns(space.state)) return;
   std::optional<libvirt::DomainInfo> info;
   try {
     info = hypervisor_.lookup(space.domain_name);
@@ -224,9 +215,8 @@ void Engine::report_orphans(const std::set<std::string>& known_domains) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
     const auto name = entry.path().filename().string();
-    if (entry.is_directory() && !known_domains.count(name) && name != "base" &&
-        name != "cloud-images" && name != "volumes" && fs::exists(entry.path() / "seed.iso") &&
-        first_time("dir:" + entry.path().string()))
+    if (entry.is_directory() && !known_domains.count(name) && !plan::is_reserved_directory(name) &&
+        fs::exists(entry.path() / "seed.iso") && first_time("dir:" + entry.path().string()))
       events_.publish(event::kReconcileOrphan, std::nullopt,
                       {{"directory", entry.path().string()}});
   }

@@ -34,6 +34,18 @@ class TargetNames {
 
 }  // namespace
 
+bool is_reserved_directory(std::string_view name) {
+  return name == "base" || name == "cloud-images" || name == "volumes";
+}
+
+std::string space_dir(const std::string& images_path, const std::string& domain) {
+  return images_path + "/" + domain;
+}
+
+std::string console_log_of(const std::string& dir) {
+  return dir + "/console.log";
+}
+
 const char* to_string(DomainType t) {
   return t == DomainType::Qemu ? "qemu" : "kvm";
 }
@@ -73,7 +85,7 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
   p.hostname = spec.hostname;
   p.domain_type = node.domain_type;
   p.run_strategy = spec.run_strategy;
-  p.space_dir = node.images_path + "/" + p.domain_name;
+  p.space_dir = space_dir(node.images_path, p.domain_name);
 
   if (spec.cloud_init_seed) {
     p.uuid = uuid_from_seed(user.username, p.domain_name, *spec.cloud_init_seed);
@@ -122,7 +134,7 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
         {node.images_path + "/volumes/" + d.name + ".qcow2", bus, targets.next(bus)});
   }
   p.seed_iso = p.space_dir + "/seed.iso";
-  p.console_log = p.space_dir + "/console.log";
+  p.console_log = console_log_of(p.space_dir);
 
   // NICs.
   const std::string model = preference ? std::string(preference->nic_model) : "virtio";

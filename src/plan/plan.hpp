@@ -151,6 +151,12 @@ struct Plan {
   spec::RunStrategy run_strategy = spec::RunStrategy::Always;
 };
 
+// The images path's layout: one directory per space, named after its domain, beside the
+// directories bowline keeps its images in, whose names no space may take.
+bool is_reserved_directory(std::string_view name);  // base, cloud-images, volumes
+std::string space_dir(const std::string& images_path, const std::string& domain);
+std::string console_log_of(const std::string& space_dir);
+
 // The derived identifiers, exposed for tests and for other renderers.
 std::string mac_for(const std::string& space_id, unsigned nic_index);
 // Cozystack's SMBIOS UUID from cloudInitSeed: sha256("<namespace>-<name>-<seed>") laid out

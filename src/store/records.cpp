@@ -67,6 +67,17 @@ std::optional<SpaceState> parse_space_state(std::string_view text) {
   return parse(kSpaceStates, text);
 }
 
+bool operation_owns(SpaceState state) {
+  return state == SpaceState::Pending || state == SpaceState::Creating ||
+         state == SpaceState::Starting || state == SpaceState::Stopping ||
+         state == SpaceState::Deleting;
+}
+
+bool holds_node_resources(SpaceState state) {
+  return state == SpaceState::Running || state == SpaceState::Creating ||
+         state == SpaceState::Starting || state == SpaceState::Stopping;
+}
+
 const char* to_string(DesiredState value) {
   return name_of(kDesiredStates, value);
 }

@@ -80,6 +80,11 @@ struct Pool {
 enum class SpaceState { Pending, Creating, Running, Stopping, Stopped, Starting, Deleting, Error };
 const char* to_string(SpaceState);
 std::optional<SpaceState> parse_space_state(std::string_view);
+// The states an operation owns (it sets the next one itself): events and drift checks leave a
+// space in one of them alone.
+bool operation_owns(SpaceState state);
+// The states in which a space's domain holds its node's resources (devices, dedicated CPUs).
+bool holds_node_resources(SpaceState state);
 
 enum class DesiredState { Running, Stopped };
 const char* to_string(DesiredState);
