@@ -20,15 +20,16 @@ struct ConsoleHub::Console {
   std::deque<std::string> input;
   std::condition_variable input_ready;
   std::condition_variable stream_changed;
-  std::chrono::steady_clock::time_point last_viewer_left;
+  util::Timer::TimePoint last_viewer_left;
   std::uint64_t opens = 0;
   bool ended = false;    // the threads are leaving (no new viewers join this object)
   bool writing = false;  // someone is sending input to the stream: the rest waits its turn
   std::thread pump, writer;
 };
 
-ConsoleHub::ConsoleHub(Opener open, std::size_t scrollback, std::chrono::milliseconds linger)
-    : open_(std::move(open)), scrollback_(scrollback), linger_(linger) {}
+ConsoleHub::ConsoleHub(Opener open, std::size_t scrollback, std::chrono::milliseconds linger,
+                       util::Timer& timer)
+    : open_(std::move(open)), scrollback_(scrollback), linger_(linger), timer_(timer) {}
 
 ConsoleHub::~ConsoleHub() {
   std::map<std::string, std::shared_ptr<Console>> consoles;
@@ -107,7 +108,7 @@ void ConsoleHub::detach(const std::string& key, std::uint64_t viewer) {
   const auto it = consoles_.find(key);
   if (it == consoles_.end()) return;
   if (it->second->viewers.erase(viewer) && it->second->viewers.empty())
-    it->second->last_viewer_left = std::chrono::steady_clock::now();
+    it->second->last_viewer_left = timer_.now();
 }
 
 std::size_t ConsoleHub::viewers(const std::string& key) {
@@ -128,8 +129,8 @@ void ConsoleHub::pump(const std::shared_ptr<Console>& console) {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      const bool idle = console->viewers.empty() &&
-                        std::chrono::steady_clock::now() - console->last_viewer_left >= linger_;
+      const bool idle =
+          console->viewers.empty() && timer_.now() - console->last_viewer_left >= linger_;
       if (stopping_ || idle) {
         console->ended = true;
         console->writer_stream.reset();
@@ -186,7 +187,7 @@ void ConsoleHub::pump(const std::shared_ptr<Console>& console) {
       if (peer->pending() > kViewerBacklog || !peer->send(data)) {
         peer->close();
         it = console->viewers.erase(it);
-        if (console->viewers.empty()) console->last_viewer_left = std::chrono::steady_clock::now();
+        if (console->viewers.empty()) console->last_viewer_left = timer_.now();
       } else {
         ++it;
       }

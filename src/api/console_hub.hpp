@@ -19,6 +19,7 @@
 
 #include "api/http.hpp"
 #include "util/byte_stream.hpp"
+#include "util/timer.hpp"
 
 namespace bowline::api {
 
@@ -28,8 +29,10 @@ class ConsoleHub {
   // an exception for "not now" (not running yet, libvirtd away: tried again).
   using Opener = std::function<std::unique_ptr<util::ByteStream>(const std::string& key)>;
 
+  // `timer`: when the linger is over (tests move it on).
   ConsoleHub(Opener open, std::size_t scrollback,
-             std::chrono::milliseconds linger = std::chrono::minutes(10));
+             std::chrono::milliseconds linger = std::chrono::minutes(10),
+             util::Timer& timer = util::steady_timer());
   ~ConsoleHub();  // closes every stream and waits for the threads
   ConsoleHub(const ConsoleHub&) = delete;
   ConsoleHub& operator=(const ConsoleHub&) = delete;
@@ -53,6 +56,7 @@ class ConsoleHub {
   Opener open_;
   const std::size_t scrollback_;
   const std::chrono::milliseconds linger_;
+  util::Timer& timer_;
   std::mutex mutex_;  // guards consoles_ and each Console's fields
   std::map<std::string, std::shared_ptr<Console>> consoles_;
   std::vector<std::shared_ptr<Console>> retired_;  // ended, replaced: their threads are leaving

@@ -75,6 +75,7 @@ Engine::Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::Imag
       host_(host),
       events_(events),
       settings_(std::move(settings)),
+      timer_(settings_.timer ? *settings_.timer : util::steady_timer()),
       executor_(settings_.workers) {}
 
 Engine::~Engine() {
@@ -106,8 +107,10 @@ void Engine::start() {
 
 void Engine::audit_loop() {
   std::unique_lock lock(audit_mutex_);
-  while (
-      !audit_wake_.wait_for(lock, settings_.reconcile_interval, [this] { return audit_stop_; })) {
+  auto next = timer_.now() + settings_.reconcile_interval;
+  while (!audit_stop_) {
+    if (!timer_.wait_until(lock, audit_wake_, next)) continue;
+    next = timer_.now() + settings_.reconcile_interval;
     lock.unlock();
     try {
       audit();
@@ -493,19 +496,16 @@ void Engine::keep_off_at_boot(const store::Space& space) {
 }
 
 bool Engine::wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = timer_.now() + timeout;
   std::unique_lock lock(shutoff_mutex_);
   for (;;) {
     lock.unlock();
     const auto info = hypervisor_.lookup(domain);
     lock.lock();
     if (!info || info->status.state == libvirt::DomainState::Shutoff) return true;
+    if (timer_.now() >= deadline) return false;
     // Woken by the lifecycle event; the timed wait is only a safety net for a missed event.
-    if (shutoff_.wait_until(
-            lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2))) ==
-            std::cv_status::timeout &&
-        std::chrono::steady_clock::now() >= deadline)
-      return false;
+    timer_.wait_until(lock, shutoff_, std::min(deadline, timer_.now() + std::chrono::seconds(2)));
   }
 }
 

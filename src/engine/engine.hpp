@@ -29,6 +29,7 @@
 #include "spec/expand.hpp"
 #include "spec/spec.hpp"
 #include "store/store.hpp"
+#include "util/timer.hpp"
 
 namespace bowline::engine {
 
@@ -47,6 +48,9 @@ struct EngineSettings {
   // How long a started NAT space may take to get its DHCP lease before its ports are published.
   std::chrono::seconds address_timeout{180};
   spec::Variables server_variables;  // server.url and var.* for templates
+  // What the engine waits with (the stop timeout, polling a node, a guest's address, the
+  // audit's interval); unset: real time. It must outlive the engine.
+  util::Timer* timer = nullptr;
 };
 
 class EngineError : public std::runtime_error {
@@ -264,6 +268,7 @@ class Engine : public SpaceAccess {
   const HostProbe& host_;
   EventBus& events_;
   EngineSettings settings_;
+  util::Timer& timer_;
   libvirt::Subscription subscription_;
   std::mutex shutoff_mutex_;
   std::condition_variable shutoff_;
@@ -281,8 +286,7 @@ class Engine : public SpaceAccess {
   std::map<std::string, std::uint64_t> forward_generation_;   // bumped by each withdrawal
   std::map<std::string, std::string> forward_errors_;         // by space
   // Spaces waiting for their guest's address: id -> (generation, deadline).
-  std::map<std::string, std::pair<std::uint64_t, std::chrono::steady_clock::time_point>>
-      awaiting_address_;
+  std::map<std::string, std::pair<std::uint64_t, util::Timer::TimePoint>> awaiting_address_;
   std::condition_variable publisher_wake_;
   bool publisher_stop_ = false;
   std::thread publisher_;

@@ -126,11 +126,11 @@ void Engine::remote_apply(const std::string& id, std::int64_t operation, bool ru
 
 void Engine::remote_settle(const store::Space& space, RemoteState wanted) {
   auto& node = remote_node(space);
-  const auto deadline = std::chrono::steady_clock::now() + settings_.stop_timeout;
+  const auto deadline = timer_.now() + settings_.stop_timeout;
   Observation seen = node.observe(space);
   while (seen.state != wanted && seen.state != RemoteState::Failed &&
-         seen.state != RemoteState::Gone && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+         seen.state != RemoteState::Gone && timer_.now() < deadline) {
+    timer_.sleep_for(std::chrono::seconds(1));
     seen = node.observe(space);
   }
   if (seen.state == RemoteState::Failed)

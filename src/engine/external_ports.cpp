@@ -53,8 +53,7 @@ void Engine::publish_ports(const std::string& id) {
   if (!forwarder_ || store_.host_ports().of_space(id).empty()) return;
   {
     std::lock_guard lock(forwards_mutex_);
-    awaiting_address_[id] = {forward_generation_[id],
-                             std::chrono::steady_clock::now() + settings_.address_timeout};
+    awaiting_address_[id] = {forward_generation_[id], timer_.now() + settings_.address_timeout};
     if (!publisher_.joinable()) publisher_ = std::thread([this] { publisher_loop(); });
   }
   publisher_wake_.notify_all();
@@ -63,7 +62,7 @@ void Engine::publish_ports(const std::string& id) {
 void Engine::publisher_loop() {
   std::unique_lock lock(forwards_mutex_);
   while (!publisher_stop_) {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = timer_.now();
     auto waiting = awaiting_address_;
     lock.unlock();
     for (const auto& [id, entry] : waiting) {
@@ -76,7 +75,8 @@ void Engine::publisher_loop() {
       }
     }
     lock.lock();
-    publisher_wake_.wait_for(lock, std::chrono::seconds(1), [this] { return publisher_stop_; });
+    if (!publisher_stop_)
+      timer_.wait_until(lock, publisher_wake_, timer_.now() + std::chrono::seconds(1));
   }
 }
 

@@ -341,6 +341,22 @@ TEST(ConsoleHub, WithinTheLingerANewcomerSeesWhatTheGuestPrintedMeanwhile) {
   EXPECT_EQ(a->received(), "");
 }
 
+// The linger is the hub's timer's: once it has passed (moved on here, not waited for) with
+// nobody watching, the stream is closed.
+TEST(ConsoleHub, AfterTheLingerTheStreamIsClosed) {
+  ConsoleHost host;
+  util::ManualTimer timer;
+  ConsoleHub hub(console_of(host), 64 * 1024, std::chrono::minutes(10), timer);
+  auto a = std::make_shared<Viewer>();
+  hub.detach("dom", hub.attach("dom", a));
+  auto line = host.line();
+  timer.advance(std::chrono::minutes(9));
+  std::this_thread::sleep_for(300ms);  // more than one of the hub's reads
+  EXPECT_FALSE(ConsoleHost::closed(*line)) << "closed before the linger was over";
+  timer.advance(std::chrono::minutes(1));
+  EXPECT_TRUE(eventually([&] { return ConsoleHost::closed(*line); }));
+}
+
 TEST(ConsoleHub, StoppingClosesEveryViewer) {
   ConsoleHost host;
   auto a = std::make_shared<Viewer>();

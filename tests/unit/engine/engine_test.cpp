@@ -18,6 +18,7 @@
 #include "libvirt/libvirt_hypervisor.hpp"
 #include "util/clock.hpp"
 #include "util/process.hpp"
+#include "util/timer.hpp"
 
 namespace bowline::engine {
 namespace {
@@ -88,6 +89,7 @@ class EngineTest : public ::testing::Test {
     settings.node.images_path = images_.string();
     settings.stop_timeout = std::chrono::seconds(5);
     settings.dedicated_cpus = dedicated_cpus_;
+    settings.timer = &timer_;  // time moves when a test says so
     engine_ =
         std::make_unique<Engine>(*store_, hypervisor, *cache_, *disks_, host_, *bus_, settings);
     engine_->start();
@@ -116,6 +118,7 @@ class EngineTest : public ::testing::Test {
   }
 
   util::ManualClock clock_;
+  util::ManualTimer timer_;
   util::SystemProcessRunner runner_;
   FakeHost host_;
   fs::path root_, images_;
@@ -612,6 +615,43 @@ TEST_F(EngineTest, AStartThatLibvirtIsAlreadyFinishingIsNotAFailure) {
   EXPECT_TRUE(seam.asked_to_start);
   EXPECT_EQ(space(s.id).state, store::SpaceState::Running) << space(s.id).error;
   EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Running);
+}
+
+// A guest that ignores the ACPI shutdown is forced off once the stop timeout has passed on the
+// engine's timer (moved on here: the test waits for nothing).
+TEST_F(EngineTest, AGuestThatIgnoresTheShutdownIsForcedOffAfterTheStopTimeout) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  const auto s = space(create(tmpl, "deaf").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  class Deaf final : public ForwardingHypervisor {
+   public:
+    using ForwardingHypervisor::ForwardingHypervisor;
+    void shutdown(const std::string&) override { asked = true; }
+    std::atomic<bool> asked{false};
+  };
+  auto deaf = std::make_unique<Deaf>(*hypervisor_);
+  auto& seam = *deaf;
+  wrapper_ = std::move(deaf);
+  start_engine(seam);
+  engine_->wait_idle();
+  const auto op = engine_->stop_space(s.id);
+  for (int i = 0; i < 400 && !seam.asked; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(seam.asked);
+  timer_.advance(std::chrono::seconds(4));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Running)
+      << "forced off before the stop timeout";
+  timer_.advance(std::chrono::seconds(1));
+  engine_->wait_idle();
+  EXPECT_EQ(hypervisor_->state(s.domain_name).state, libvirt::DomainState::Shutoff);
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Stopped);
+  EXPECT_EQ(store_->operations().get(op)->state, store::OperationState::Succeeded);
+  bool forced = false;
+  for (const auto& e : store_->events().events_since(0, 10000))
+    forced = forced || (e.space_id == s.id && e.kind == "operation.progress" &&
+                        e.payload["step"] == "forcing off after the stop timeout");
+  EXPECT_TRUE(forced);
 }
 
 TEST_F(EngineTest, ParallelCreatesNeverShareAnAddress) {
