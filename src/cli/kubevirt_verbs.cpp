@@ -29,7 +29,7 @@ kubevirt::RenderOptions options_from(const spec::Variables& values, const std::s
   o.owner.email = value_of(values, "user.email");
   o.owner.timezone = value_of(values, "user.timezone");
   if (values.contains("user.service_password"))
-    o.owner.password = value_of(values, "user.service_password");
+    o.owner.service_password = value_of(values, "user.service_password");
   o.space_name = value_of(values, "space.name");
   o.space_id = value_of(values, "space.id");
   return o;

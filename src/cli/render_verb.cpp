@@ -48,7 +48,7 @@ int render(const RenderArgs& args) {
   if (!loaded) return loaded.exit_code;
   const auto& spec = *loaded.spec;
 
-  plan::User user;
+  plan::Owner user;
   user.username = value_or(values, "user.username");
   user.email = value_or(values, "user.email");
   user.timezone = value_or(values, "user.timezone");
@@ -89,7 +89,7 @@ int render(const RenderArgs& args) {
 
   if (!args.seed_iso.empty()) {
     std::ofstream out(args.seed_iso, std::ios::binary | std::ios::trunc);
-    const auto iso = guest::seed_iso(plan);
+    const auto iso = guest::seed_iso(plan.guest);
     out.write(iso.data(), static_cast<std::streamsize>(iso.size()));
     if (!out) {
       std::cerr << "bowline: cannot write " << args.seed_iso << "\n";
@@ -102,11 +102,11 @@ int render(const RenderArgs& args) {
   } else if (args.output == "domain-xml") {
     std::cout << libvirt::render_domain_xml(plan, libvirt::metadata_for(space, user));
   } else if (args.output == "user-data") {
-    std::cout << guest::render_user_data(plan);
+    std::cout << guest::render_user_data(plan.guest);
   } else if (args.output == "meta-data") {
-    std::cout << guest::render_meta_data(plan);
+    std::cout << guest::render_meta_data(plan.guest);
   } else if (args.output == "network-config") {
-    if (auto config = guest::render_network_config(plan))
+    if (auto config = guest::render_network_config(plan.guest))
       std::cout << *config;
     else
       std::cerr << "(no network-config: cloud-init brings up the first NIC with DHCP)\n";

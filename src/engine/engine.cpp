@@ -25,10 +25,11 @@ namespace {}  // namespace
 namespace {
 
 // An unclaimed pool member has no owner: its guest user is "pool" until someone claims it.
-plan::User user_of(const store::Space& space, const store::User& owner) {
-  if (!space.owner_id) return plan::User{"pool", "", "", "", std::nullopt, {}};
-  return plan::User{owner.username,         owner.email,   owner.timezone, std::to_string(owner.id),
-                    owner.service_password, owner.ssh_keys};
+plan::Owner user_of(const store::Space& space, const store::User& owner) {
+  if (!space.owner_id) return plan::Owner{"pool", "", "", "", std::nullopt, {}};
+  return plan::Owner{owner.username,         owner.email,
+                     owner.timezone,         std::to_string(owner.id),
+                     owner.service_password, owner.ssh_keys};
 }
 
 plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl) {
@@ -47,7 +48,7 @@ plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl
 
 // Rewrites the seed only when its bytes change (a rename: a booting guest never sees half).
 void write_seed(const plan::Plan& plan) {
-  const auto iso = guest::seed_iso(plan);
+  const auto iso = guest::seed_iso(plan.guest);
   std::string current;
   if (std::ifstream in{plan.seed_iso, std::ios::binary})
     current.assign(std::istreambuf_iterator<char>(in), {});

@@ -109,7 +109,7 @@ void KubevirtNode::apply(const RemoteSpace& s, bool running) {
     options.owner.username = s.owner->username;
     options.owner.email = s.owner->email;
     options.owner.timezone = s.owner->timezone;
-    options.owner.password = s.owner->service_password;
+    options.owner.service_password = s.owner->service_password;
     options.owner.ssh_keys = s.owner->ssh_keys;
   } else {
     options.owner.username = "pool";

@@ -172,7 +172,7 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
       identity.username = plan.guest.username;
       identity.ssh_keys = plan.guest.ssh_keys;
       identity.password_hash = plan.guest.password_hash;
-      identity.hostname = plan.hostname;
+      identity.hostname = plan.guest.hostname;
       identity.previous_user = "pool";
       apply_identity(
           [this, domain = member->domain_name](const std::string& json, std::chrono::seconds t) {

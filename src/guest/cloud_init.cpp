@@ -75,15 +75,14 @@ std::string environment_script(const std::vector<spec::EnvVar>& environment) {
 // /etc/resolv.conf for a static address: ifupdown's dns-nameservers needs resolvconf, which
 // many images lack, and cloud-init's resolv_conf module skips Debian. The boot script writes it
 // only where nothing else manages the file (see owner_boot_script.hpp).
-std::string resolv_conf(const plan::GuestConfig& g) {
+std::string resolv_conf(const plan::GuestPlan& g) {
   if (!g.address || g.resolvers.empty()) return {};
   std::string out = "# written by bowline at boot: the space's resolvers\n";
   for (const auto& r : g.resolvers) out += "nameserver " + r + "\n";
   return out;
 }
 
-Yaml our_cloud_config(const plan::Plan& plan) {
-  const auto& g = plan.guest;
+Yaml our_cloud_config(const plan::GuestPlan& g) {
   if (g.username.empty()) throw std::invalid_argument("the guest user has no name");
 
   Yaml user = Yaml::map();
@@ -102,7 +101,7 @@ Yaml our_cloud_config(const plan::Plan& plan) {
   }
 
   Yaml doc = Yaml::map();
-  if (!plan.hostname.empty()) doc.add("hostname", Yaml::str(plan.hostname));
+  if (!g.hostname.empty()) doc.add("hostname", Yaml::str(g.hostname));
   if (!g.timezone.empty()) doc.add("timezone", Yaml::str(g.timezone));
   doc.add("manage_etc_hosts", Yaml::boolean(true))
       .add("ssh_pwauth", Yaml::boolean(false))
@@ -195,9 +194,9 @@ Yaml ethernet_by_mac(const std::string& mac, const std::string& name) {
 
 }  // namespace
 
-std::string render_user_data(const plan::Plan& plan) {
-  const Yaml ours = our_cloud_config(plan);
-  const std::string theirs = plan.guest.user_cloud_init.value_or("");
+std::string render_user_data(const plan::GuestPlan& guest) {
+  const Yaml ours = our_cloud_config(guest);
+  const std::string theirs = guest.user_cloud_init.value_or("");
   switch (classify(theirs)) {
     case UserData::None:
       return std::string(kCloudConfigHeader) + detail::emit(ours);
@@ -220,15 +219,14 @@ std::string render_user_data(const plan::Plan& plan) {
        {"text/plain", theirs}});
 }
 
-std::string render_meta_data(const plan::Plan& plan) {
+std::string render_meta_data(const plan::GuestPlan& guest) {
   Yaml doc = Yaml::map();
-  doc.add("instance-id", Yaml::str(plan.instance_id));
-  if (!plan.hostname.empty()) doc.add("local-hostname", Yaml::str(plan.hostname));
+  doc.add("instance-id", Yaml::str(guest.instance_id));
+  if (!guest.hostname.empty()) doc.add("local-hostname", Yaml::str(guest.hostname));
   return detail::emit(doc);
 }
 
-std::optional<std::string> render_network_config(const plan::Plan& plan) {
-  const auto& g = plan.guest;
+std::optional<std::string> render_network_config(const plan::GuestPlan& g) {
   Yaml ethernets = Yaml::map();
   if (g.address) {
     if (!g.network) throw std::invalid_argument("a static address needs its network");
@@ -248,9 +246,9 @@ std::optional<std::string> render_network_config(const plan::Plan& plan) {
       primary.add("nameservers", Yaml::map().add("addresses", std::move(servers)));
     }
     ethernets.add("eth0", std::move(primary));
-    for (std::size_t i = 1; i < plan.nics.size(); ++i) {
-      const auto name = "eth" + std::to_string(i);
-      Yaml extra = ethernet_by_mac(plan.nics[i].mac, name);
+    for (std::size_t i = 0; i < g.extra_macs.size(); ++i) {
+      const auto name = "eth" + std::to_string(i + 1);
+      Yaml extra = ethernet_by_mac(g.extra_macs[i], name);
       extra.add("dhcp4", Yaml::boolean(true)).add("optional", Yaml::boolean(true));
       ethernets.add(name, std::move(extra));
     }
@@ -270,8 +268,8 @@ std::optional<std::string> render_network_config(const plan::Plan& plan) {
   return detail::emit(doc);
 }
 
-SeedDocuments render_seed(const plan::Plan& plan) {
-  return {render_user_data(plan), render_meta_data(plan), render_network_config(plan)};
+SeedDocuments render_seed(const plan::GuestPlan& guest) {
+  return {render_user_data(guest), render_meta_data(guest), render_network_config(guest)};
 }
 
 std::string render_keys_only_user_data(const std::vector<std::string>& keys) {
@@ -281,8 +279,8 @@ std::string render_keys_only_user_data(const std::vector<std::string>& keys) {
          detail::emit(Yaml::map().add("ssh_authorized_keys", std::move(list)));
 }
 
-std::string seed_iso(const plan::Plan& plan) {
-  auto docs = render_seed(plan);
+std::string seed_iso(const plan::GuestPlan& guest) {
+  auto docs = render_seed(guest);
   std::vector<IsoFile> files{{"user-data", std::move(docs.user_data)},
                              {"meta-data", std::move(docs.meta_data)}};
   if (docs.network_config) files.push_back({"network-config", std::move(*docs.network_config)});

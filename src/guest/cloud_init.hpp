@@ -1,5 +1,5 @@
 // The cloud-init NoCloud seed of a space: user-data, meta-data and network-config rendered
-// from a Plan (plan.guest says what cloud-init must do), and the seed ISO holding them.
+// from a space's guest plan (plan/guest_plan.hpp: what cloud-init must do), and the seed ISO.
 //
 // Every document is produced by yaml-cpp's emitter from a value tree, never by pasting values
 // into text, so a value with newlines, quotes, ": ", '#', '{', a leading '*', '&' or '!', or
@@ -9,13 +9,13 @@
 // they are; otherwise they are double-quoted, or written as a literal block when that is
 // exactly equivalent (see cloud_init_yaml.hpp).
 //
-// Everything is deterministic: the same Plan gives byte-identical documents and ISO.
+// Everything is deterministic: the same guest plan gives byte-identical documents and ISO.
 //
 // user-data (`#cloud-config`)
 // ---------------------------
 //   hostname, manage_etc_hosts: true, ssh_pwauth: false, timezone (when set),
-//   users: exactly one user, plan.guest.username, with passwordless sudo, /bin/bash,
-//     ssh_authorized_keys = plan.guest.ssh_keys, `lock_passwd: false` + `passwd: <hash>` when
+//   users: exactly one user, guest.username, with passwordless sudo, /bin/bash,
+//     ssh_authorized_keys = guest.ssh_keys, `lock_passwd: false` + `passwd: <hash>` when
 //     password_hash is set, else `lock_passwd: true`. No `groups`: a group missing on the image
 //     (`sudo` does not exist on RHEL) makes cloud-init fail to create the user; the sudo rule
 //     alone grants sudo.
@@ -33,7 +33,7 @@
 //     `apt-get update` whenever packages are listed, and an offline guest then ends cloud-init
 //     in error.
 //
-// The user's cloudInit (plan.guest.user_cloud_init) is combined with ours so both take effect:
+// The user's cloudInit (guest.user_cloud_init) is combined with ours so both take effect:
 //   * `#cloud-config` (recognised as cloud-init does: case-insensitive, after leading blanks):
 //     parsed and deep-merged into ours, giving one document:
 //       - mappings merge key by key, recursively; keys only they have follow ours, in their order;
@@ -62,13 +62,13 @@
 //
 // network-config (version 2)
 // --------------------------
-//   * plan.guest.address set (bridged): the primary NIC, matched by plan.guest.primary_mac and
+//   * guest.address set (bridged): the primary NIC, matched by guest.primary_mac and
 //     renamed eth0 (set-name), gets the static address/prefix, the gateway as `gateway4` (the
 //     one form every renderer turns into a default route: on Debian 12's ifupdown a `routes`
 //     entry needs net-tools, and "to: default" fails cloud-init 22.4's network stage) and
-//     nameservers = plan.guest.resolvers (also written to /etc/resolv.conf at boot where
+//     nameservers = guest.resolvers (also written to /etc/resolv.conf at boot where
 //     nothing manages that file: see owner_boot_script.hpp).
-//     Each further NIC (plan.nics[1..]) is matched by MAC, renamed eth1, eth2... and gets
+//     Each further NIC (guest.extra_macs) is matched by MAC, renamed eth1, eth2... and gets
 //     `dhcp4: true` with `optional: true` (boot does not wait for it); its DHCP routes come at
 //     the default DHCP metric, after the static default route. set-name is what makes a MAC
 //     match work with every cloud-init renderer: without it, renderers other than netplan
@@ -81,7 +81,7 @@
 //   * neither: no network-config (std::nullopt): cloud-init falls back to DHCP on the first NIC.
 //     Extra NICs are then left unconfigured, as on Cozystack without netplanDhcp.
 //
-// meta-data: instance-id (plan.instance_id), local-hostname (plan.hostname).
+// meta-data: instance-id (guest.instance_id), local-hostname (guest.hostname).
 //
 // Errors: std::invalid_argument when the plan cannot be rendered faithfully: no guest user
 // name, an environment variable name that is not a shell name or a value holding NUL, text
@@ -94,7 +94,7 @@
 #include <string>
 #include <vector>
 
-#include "plan/plan.hpp"
+#include "plan/guest_plan.hpp"
 
 namespace bowline::guest {
 
@@ -104,11 +104,11 @@ struct SeedDocuments {
   std::optional<std::string> network_config;  // empty: no network-config file
 };
 
-SeedDocuments render_seed(const plan::Plan& plan);
+SeedDocuments render_seed(const plan::GuestPlan& guest);
 
-std::string render_user_data(const plan::Plan& plan);
-std::string render_meta_data(const plan::Plan& plan);
-std::optional<std::string> render_network_config(const plan::Plan& plan);
+std::string render_user_data(const plan::GuestPlan& guest);
+std::string render_meta_data(const plan::GuestPlan& guest);
+std::optional<std::string> render_network_config(const plan::GuestPlan& guest);
 
 // For KubeVirt: the user-data Cozystack synthesises when a spec gives sshKeys and no cloudInit:
 // `#cloud-config` with a top-level ssh_authorized_keys list (the image's default user), each key
@@ -117,6 +117,6 @@ std::string render_keys_only_user_data(const std::vector<std::string>& keys);
 
 // The NoCloud seed image: ISO 9660 + Joliet, volume id `cidata`, holding user-data, meta-data
 // and, when there is one, network-config (see iso9660_writer.hpp).
-std::string seed_iso(const plan::Plan& plan);
+std::string seed_iso(const plan::GuestPlan& guest);
 
 }  // namespace bowline::guest

@@ -182,21 +182,10 @@ class Renderer {
     }
   }
 
-  // The plan's guest part: the spec as it reaches a VM on the pod network (no static address).
-  plan::Plan guest_plan() const {
-    spec::Spec on_pod_network = s_;
-    on_pod_network.network = spec::Network{};
-    on_pod_network.network.mode = spec::NetworkMode::Nat;
-    on_pod_network.cloud_init_seed.reset();
-    on_pod_network.devices.clear();
-    on_pod_network.gpus.clear();
-    const plan::User user{o_.owner.username, o_.owner.email,   o_.owner.timezone, "",
-                          o_.owner.password, o_.owner.ssh_keys};
-    plan::SpaceFacts facts;
-    facts.id = o_.space_id.empty() ? o_.ns + "/" + s_.name : o_.space_id;
-    facts.name = o_.space_name;
-    facts.uuid = uuid_;
-    return plan::make_plan(on_pod_network, user, facts, plan::NodeSettings{});
+  // What cloud-init makes of the guest: on the pod network, so no static address.
+  plan::GuestPlan guest_plan() const {
+    return plan::make_guest_plan(
+        s_, o_.owner, o_.space_id.empty() ? o_.ns + "/" + s_.name : o_.space_id, std::nullopt);
   }
 
   // DHCP on every en*/eth* interface, keeping the search domains DHCP offers.

@@ -9,24 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "plan/guest_plan.hpp"
 #include "spec/spec.hpp"
 
 namespace bowline::kubevirt {
 
-// The space's owner: the account bowline's user-data creates in the guest.
-struct Owner {
-  std::string username;
-  std::string email;
-  std::string timezone;                 // empty: leave the image's
-  std::optional<std::string> password;  // clear text; only its SHA-512 crypt hash is rendered
-  std::vector<std::string> ssh_keys;    // the owner's own keys (the spec's sshKeys follow)
-};
-
 enum class PodBinding { Bridge, Masquerade };
 
 struct RenderOptions {
-  std::string ns;  // the Kubernetes namespace (also in the cloudInitSeed UUID)
-  Owner owner;
+  std::string ns;          // the Kubernetes namespace (also in the cloudInitSeed UUID)
+  plan::Owner owner;       // the account bowline's user-data creates (its id is not used)
   std::string space_name;  // recorded as an annotation when given
   // Salts the password hash; empty: "<namespace>/<VM name>", stable for the VM's life.
   std::string space_id;

@@ -411,7 +411,7 @@ bool is_ours(pugi::xml_node node) {
 
 }  // namespace
 
-DomainMetadata metadata_for(const plan::SpaceFacts& space, const plan::User& user) {
+DomainMetadata metadata_for(const plan::SpaceFacts& space, const plan::Owner& user) {
   return {space.id, space.name, space.template_id, space.template_name, user.username, user.id};
 }
 

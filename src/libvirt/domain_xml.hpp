@@ -28,7 +28,7 @@ struct DomainMetadata {
   bool operator==(const DomainMetadata&) const = default;
 };
 
-DomainMetadata metadata_for(const plan::SpaceFacts& space, const plan::User& user);
+DomainMetadata metadata_for(const plan::SpaceFacts& space, const plan::Owner& user);
 
 // Throws std::invalid_argument when a value cannot be written so that libvirt accepts it: a
 // name or path with a line break, a character XML cannot hold, a malformed UUID or MAC, an

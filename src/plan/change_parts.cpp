@@ -67,7 +67,7 @@ std::map<std::string, std::string> change_parts(const spec::Spec& spec, const Pl
       fingerprint({g.address ? g.address->to_string() : "", g.network ? g.network->to_string() : "",
                    g.gateway ? g.gateway->to_string() : "", g.resolvers, g.dhcp_everywhere});
   parts["disk"] = fingerprint(spec.disk_bytes ? Json(*spec.disk_bytes) : Json(nullptr));
-  parts["hostname"] = fingerprint(p.hostname);
+  parts["hostname"] = fingerprint(g.hostname);
   parts["account"] =
       fingerprint({g.username, g.ssh_keys, g.password_hash.value_or(""), g.timezone});
   Json environment = Json::array();

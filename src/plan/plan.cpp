@@ -1,7 +1,5 @@
 #include "plan/plan.hpp"
 
-#include <crypt.h>
-
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -13,11 +11,6 @@
 
 namespace bowline::plan {
 namespace {
-
-std::string hex_byte(std::uint8_t b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  return {kHex[b >> 4], kHex[b & 15]};
-}
 
 // Targets per bus family: virtio disks are vdX, the others sdX.
 class TargetNames {
@@ -50,11 +43,6 @@ const char* to_string(DomainType t) {
   return t == DomainType::Qemu ? "qemu" : "kvm";
 }
 
-std::string mac_for(const std::string& space_id, unsigned nic_index) {
-  const auto digest = util::sha256(space_id + "/nic/" + std::to_string(nic_index));
-  return "52:54:00:" + hex_byte(digest[0]) + ":" + hex_byte(digest[1]) + ":" + hex_byte(digest[2]);
-}
-
 std::string uuid_from_seed(const std::string& ns, const std::string& name,
                            const std::string& seed) {
   const auto h = util::sha256_hex(ns + "-" + name + "-" + seed);
@@ -62,49 +50,12 @@ std::string uuid_from_seed(const std::string& ns, const std::string& name,
          "-" + h.substr(20, 12);
 }
 
-std::string password_hash(const std::string& password, const std::string& space_id) {
-  static constexpr char kSaltAlphabet[] =
-      "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-  const auto digest = util::sha256("bowline-password-salt/" + space_id);
-  std::string setting = "$6$";
-  for (int i = 0; i < 16; ++i) setting += kSaltAlphabet[digest[static_cast<std::size_t>(i)] % 64];
-  setting += "$";
-  crypt_data data{};
-  const char* hashed = crypt_r(password.c_str(), setting.c_str(), &data);
-  if (!hashed || hashed[0] == '*') throw std::runtime_error("crypt(3) failed to hash the password");
-  return hashed;
-}
+namespace {
 
-Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space,
-               const NodeSettings& node) {
-  if (space.id.empty()) throw std::invalid_argument("the space has no id");
-  Plan p;
-  p.domain_name = spec.name;
-  if (auto problem = spec::check_domain_name(p.domain_name); !problem.empty())
-    throw std::invalid_argument(problem);
-  p.hostname = spec.hostname;
-  p.domain_type = node.domain_type;
-  p.run_strategy = spec.run_strategy;
-  p.space_dir = space_dir(node.images_path, p.domain_name);
-
-  if (spec.cloud_init_seed) {
-    p.uuid = uuid_from_seed(user.username, p.domain_name, *spec.cloud_init_seed);
-  } else {
-    if (!util::looks_like_uuid(space.uuid))
-      throw std::invalid_argument("the space has no UUID (expected 8-4-4-4-12 hex digits)");
-    p.uuid = space.uuid;
-  }
-
-  p.memory_bytes = spec.sizing.memory_bytes;
-  p.sockets = spec.sizing.sockets;
-  p.cores = spec.sizing.cores;
-  p.cpu_model = spec.cpu_model;
-
-  const auto* preference =
-      spec.instance_profile ? catalog::find_preference(*spec.instance_profile) : nullptr;
-
-  // Firmware: the spec's bootloader with its own flags, else the preference's defaults.
-  auto& fw = p.firmware;
+// Firmware: the spec's bootloader with its own flags, else the preference's defaults.
+Firmware firmware_of(const spec::Spec& spec, const catalog::Preference* preference,
+                     const NodeSettings& node, const std::string& space_dir) {
+  Firmware fw;
   if (spec.firmware.bootloader) {
     fw.bootloader = *spec.firmware.bootloader;
     fw.secure_boot = spec.firmware.secure_boot;
@@ -120,11 +71,15 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
   if (fw.bootloader == spec::Bootloader::Uefi) {
     fw.loader = fw.secure_boot ? node.ovmf_secure_code : node.ovmf_code;
     fw.vars_template = fw.secure_boot ? node.ovmf_secure_vars : node.ovmf_vars;
-    fw.nvram = p.space_dir + "/nvram.fd";
+    fw.nvram = space_dir + "/nvram.fd";
     fw.reset_nvram_on_start = !efi_persistent;
   }
+  return fw;
+}
 
-  // Disks: the overlay, then the named volumes; the seed cdrom takes the next sd name.
+// Disks: the overlay, then the named volumes; the seed cdrom takes the next sd name.
+void add_disks(Plan& p, const spec::Spec& spec, const catalog::Preference* preference,
+               const NodeSettings& node) {
   const std::string default_bus = preference ? std::string(preference->disk_bus) : "virtio";
   TargetNames targets;
   p.system_disk = {p.space_dir + "/disk.qcow2", default_bus, targets.next(default_bus)};
@@ -135,17 +90,19 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
   }
   p.seed_iso = p.space_dir + "/seed.iso";
   p.console_log = console_log_of(p.space_dir);
+}
 
-  // NICs.
+// NICs: the spec's network, then each `networks` entry, with the guest plan's MACs.
+void add_nics(Plan& p, const spec::Spec& spec, const catalog::Preference* preference) {
   const std::string model = preference ? std::string(preference->nic_model) : "virtio";
   const bool bridged = spec.network.mode == spec::NetworkMode::Bridged;
   p.nics.push_back({bridged ? NicType::Bridge : NicType::Network, spec.network.bridge,
-                    mac_for(space.id, 0), model});
+                    p.guest.primary_mac, model});
   for (std::size_t i = 0; i < spec.networks.size(); ++i)
-    p.nics.push_back({NicType::Network, spec.networks[i],
-                      mac_for(space.id, static_cast<unsigned>(i + 1)), model});
+    p.nics.push_back({NicType::Network, spec.networks[i], p.guest.extra_macs.at(i), model});
+}
 
-  // Passthrough.
+void add_passthrough(Plan& p, const spec::Spec& spec) {
   for (const auto& d : spec.devices) p.host_devices.push_back(d);
   for (const auto& gpu : spec.gpus) {
     if (auto device = spec::gpu_pci_address(gpu))
@@ -155,66 +112,84 @@ Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space
                         " is a device-plugin resource: this node resolves it to a host device "
                         "when the space starts");
   }
+}
 
-  // Instance-type traits.
-  if (spec.sizing.source == spec::SizingSource::InstanceType && spec.instance_type) {
-    if (const auto* type = catalog::find_instance_type(*spec.instance_type)) {
-      const auto& traits = *type->traits;
-      p.placement.hugepages_size = type->hugepages_size;
-      p.placement.dedicated_cpu = traits.dedicated_cpu;
-      p.placement.isolate_emulator_thread = traits.isolate_emulator_thread;
-      p.placement.vnuma = traits.vnuma;
-      p.placement.realtime = traits.realtime;
-      // Until the node places the space (place(), at start): what is still missing.
-      if (traits.dedicated_cpu)
-        p.notes.push_back(std::string("dedicated CPU placement: no host CPUs are set aside for "
-                                      "this space (server.kvm.dedicated_cpus), so its vCPUs") +
-                          (traits.isolate_emulator_thread ? " and its emulator thread" : "") +
-                          " are not pinned");
-      if (traits.vnuma)
-        p.notes.push_back(
-            "vNUMA: the guest's NUMA cell follows the host nodes of its pinned CPUs, and it has "
-            "none");
-      if (traits.realtime)
-        p.notes.push_back("realtime vCPUs need dedicated CPUs: FIFO scheduling is not applied");
-      if (traits.memory_overcommit_percent)
-        p.notes.push_back(
-            "memory overcommit is the host's business on libvirt: nothing to set per domain");
-    }
+// Instance-type traits, and until the node places the space (place(), at start) what is
+// still missing.
+void add_traits(Plan& p, const spec::Spec& spec) {
+  if (spec.sizing.source != spec::SizingSource::InstanceType || !spec.instance_type) return;
+  const auto* type = catalog::find_instance_type(*spec.instance_type);
+  if (!type) return;
+  const auto& traits = *type->traits;
+  p.placement.hugepages_size = type->hugepages_size;
+  p.placement.dedicated_cpu = traits.dedicated_cpu;
+  p.placement.isolate_emulator_thread = traits.isolate_emulator_thread;
+  p.placement.vnuma = traits.vnuma;
+  p.placement.realtime = traits.realtime;
+  if (traits.dedicated_cpu)
+    p.notes.push_back(std::string("dedicated CPU placement: no host CPUs are set aside for "
+                                  "this space (server.kvm.dedicated_cpus), so its vCPUs") +
+                      (traits.isolate_emulator_thread ? " and its emulator thread" : "") +
+                      " are not pinned");
+  if (traits.vnuma)
+    p.notes.push_back(
+        "vNUMA: the guest's NUMA cell follows the host nodes of its pinned CPUs, and it has "
+        "none");
+  if (traits.realtime)
+    p.notes.push_back("realtime vCPUs need dedicated CPUs: FIFO scheduling is not applied");
+  if (traits.memory_overcommit_percent)
+    p.notes.push_back(
+        "memory overcommit is the host's business on libvirt: nothing to set per domain");
+}
+
+// A bridged space's address on its template's network, with the node's resolvers.
+std::optional<StaticAddress> static_address(const spec::Spec& spec, const SpaceFacts& space,
+                                            const NodeSettings& node) {
+  if (spec.network.mode != spec::NetworkMode::Bridged) return std::nullopt;
+  if (!space.ip) throw std::invalid_argument("a bridged space needs an IP address");
+  if (!spec.network.cidr || !spec.network.cidr->contains(*space.ip))
+    throw std::invalid_argument(space.ip->to_string() + " is outside the template's network");
+  return StaticAddress{*spec.network.cidr, *space.ip,
+                       spec.network.gateway.value_or(spec.network.cidr->first_usable()),
+                       node.resolvers};
+}
+
+}  // namespace
+
+Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& space,
+               const NodeSettings& node) {
+  if (space.id.empty()) throw std::invalid_argument("the space has no id");
+  Plan p;
+  p.domain_name = spec.name;
+  if (auto problem = spec::check_domain_name(p.domain_name); !problem.empty())
+    throw std::invalid_argument(problem);
+  p.domain_type = node.domain_type;
+  p.run_strategy = spec.run_strategy;
+  p.space_dir = space_dir(node.images_path, p.domain_name);
+  if (spec.cloud_init_seed) {
+    p.uuid = uuid_from_seed(owner.username, p.domain_name, *spec.cloud_init_seed);
+  } else {
+    if (!util::looks_like_uuid(space.uuid))
+      throw std::invalid_argument("the space has no UUID (expected 8-4-4-4-12 hex digits)");
+    p.uuid = space.uuid;
   }
+  p.memory_bytes = spec.sizing.memory_bytes;
+  p.sockets = spec.sizing.sockets;
+  p.cores = spec.sizing.cores;
+  p.cpu_model = spec.cpu_model;
+  const auto address = static_address(spec, space, node);
+  p.guest = make_guest_plan(spec, owner, space.id, address);
+  if (address) p.ip = address->address;
 
+  const auto* preference =
+      spec.instance_profile ? catalog::find_preference(*spec.instance_profile) : nullptr;
+  p.firmware = firmware_of(spec, preference, node, p.space_dir);
+  add_disks(p, spec, preference, node);
+  add_nics(p, spec, preference);
+  add_passthrough(p, spec);
+  add_traits(p, spec);
   p.display = spec.display;
   p.vnc_password = space.vnc_password;
-
-  // The guest.
-  auto& g = p.guest;
-  g.username = user.username;
-  if (user.service_password) g.password_hash = password_hash(*user.service_password, space.id);
-  for (const auto& list : {user.ssh_keys, spec.ssh_keys})
-    for (const auto& key : list)
-      if (std::find(g.ssh_keys.begin(), g.ssh_keys.end(), key) == g.ssh_keys.end())
-        g.ssh_keys.push_back(key);
-  g.timezone = user.timezone;
-  g.environment = spec.environment;
-  g.user_cloud_init = spec.cloud_init;
-  g.primary_mac = p.nics.front().mac;
-  g.dhcp_everywhere = spec.netplan_dhcp;
-  if (bridged) {
-    if (!space.ip) throw std::invalid_argument("a bridged space needs an IP address");
-    if (!spec.network.cidr || !spec.network.cidr->contains(*space.ip))
-      throw std::invalid_argument(space.ip->to_string() + " is outside the template's network");
-    g.network = spec.network.cidr;
-    g.address = space.ip;
-    g.gateway = spec.network.gateway.value_or(spec.network.cidr->first_usable());
-    g.resolvers = node.resolvers;
-    p.ip = space.ip;
-  }
-
-  // The instance-id is the space's for life: cloud-init makes SSH host keys (and runs the
-  // template's per-instance cloud-config) once per instance-id, and users expect neither again
-  // after a template change or a new address. What must follow a change is applied at every
-  // boot instead (the owner's bootcmd, network-config with updates.network.when: boot).
-  p.instance_id = "iid-" + util::sha256_hex("bowline-instance/" + space.id).substr(0, 16);
   return p;
 }
 

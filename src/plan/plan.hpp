@@ -1,7 +1,8 @@
-// A Plan: everything one space needs from a hypervisor, as pure data. Built from a validated
-// Spec plus the space's facts (owner, id, address, node settings) by make_plan(); realised
-// by a backend (libvirt: seed ISO + domain XML). No I/O, no clock, no randomness: the same
-// inputs give the same plan, byte for byte.
+// A Plan: everything one space needs from a libvirt node, as pure data. Built from a validated
+// Spec plus the space's facts (owner, id, address, node settings) by make_plan(): the domain's
+// part here, the guest's part (what cloud-init makes of it, which a KubeVirt node needs too) in
+// guest_plan.hpp. Realised by the libvirt node (seed ISO + domain XML). No I/O, no clock, no
+// randomness: the same inputs give the same plan, byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -9,22 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "plan/guest_plan.hpp"
 #include "spec/spec.hpp"
 
 namespace bowline::plan {
 
 enum class DomainType { Kvm, Qemu };
 const char* to_string(DomainType);
-
-// The space's owner.
-struct User {
-  std::string username;  // also the guest user's name
-  std::string email;
-  std::string timezone;  // e.g. "Europe/Berlin"; empty: leave the image's
-  std::string id;
-  std::optional<std::string> service_password;  // clear text; only its hash reaches the guest
-  std::vector<std::string> ssh_keys;            // the owner's own keys
-};
 
 // What the space is, beyond its template.
 struct SpaceFacts {
@@ -104,29 +96,9 @@ struct Placed {
   std::vector<spec::Device> gpus;    // one per resource-named gpu, in the spec's order
 };
 
-// What cloud-init is to make of the guest; guest/ renders it as the NoCloud seed.
-struct GuestConfig {
-  std::string username;
-  std::optional<std::string> password_hash;  // SHA-512 crypt; empty: password locked
-  std::vector<std::string> ssh_keys;         // the owner's keys, then the spec's sshKeys
-  std::string timezone;                      // empty: leave the image's
-  std::vector<spec::EnvVar> environment;
-  std::optional<std::string> user_cloud_init;  // the spec's cloudInit, combined with ours
-  // Network: a static address (bridged), DHCP on every en*/eth* (netplanDhcp), or nothing
-  // (cloud-init's own DHCP fallback on the first NIC).
-  std::optional<spec::Ipv4Network> network;  // bridged: the subnet
-  std::optional<spec::Ipv4Address> address;  // bridged: the space's address
-  std::optional<spec::Ipv4Address> gateway;  // bridged: default route
-  std::vector<std::string> resolvers;        // bridged: nameservers
-  std::string primary_mac;
-  bool dhcp_everywhere = false;
-};
-
 struct Plan {
   std::string domain_name;
-  std::string hostname;
   std::string uuid;  // domain UUID and SMBIOS system UUID
-  std::string instance_id;
   DomainType domain_type = DomainType::Kvm;
   std::uint64_t memory_bytes = 0;
   std::uint32_t sockets = 1;
@@ -146,7 +118,7 @@ struct Plan {
   std::vector<HostDevice> host_devices;
   Placement placement;
   std::vector<std::string> notes;  // what the backend cannot express, said once
-  GuestConfig guest;
+  GuestPlan guest;                 // hostname, instance-id, account, network: the seed's
   // Facts kept for the backend and for KubeVirt rendering.
   spec::RunStrategy run_strategy = spec::RunStrategy::Always;
 };
@@ -157,17 +129,11 @@ bool is_reserved_directory(std::string_view name);  // base, cloud-images, volum
 std::string space_dir(const std::string& images_path, const std::string& domain);
 std::string console_log_of(const std::string& space_dir);
 
-// The derived identifiers, exposed for tests and for other renderers.
-std::string mac_for(const std::string& space_id, unsigned nic_index);
 // Cozystack's SMBIOS UUID from cloudInitSeed: sha256("<namespace>-<name>-<seed>") laid out
 // as 8-4-4-4-12 with the version digit 4 and the variant digit 9.
 std::string uuid_from_seed(const std::string& ns, const std::string& name, const std::string& seed);
-// SHA-512 crypt of the password with a salt derived from the space id: a stable hash keeps
-// the seed byte-identical across starts.
-std::string password_hash(const std::string& password, const std::string& space_id);
-
 // Throws std::invalid_argument when the facts do not fit the spec (bridged without an IP).
-Plan make_plan(const spec::Spec& spec, const User& user, const SpaceFacts& space,
+Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& space,
                const NodeSettings& node);
 
 // How many dedicated host CPUs the plan's placement needs (0: none).

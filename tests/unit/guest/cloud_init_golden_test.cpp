@@ -98,7 +98,7 @@ class Golden : public ::testing::TestWithParam<GoldenCase> {};
 TEST_P(Golden, MatchesTheFiles) {
   const auto& c = GetParam();
   const auto plan = test::template_plan(c.yaml, c.bridged, {kOwnerKey});
-  const auto docs = render_seed(plan);
+  const auto docs = render_seed(plan.guest);
   const fs::path dir = fs::path(BOWLINE_SOURCE_DIR) / "tests/unit/guest/golden" / c.name;
   check_golden(dir / "user-data", docs.user_data);
   check_golden(dir / "meta-data", docs.meta_data);

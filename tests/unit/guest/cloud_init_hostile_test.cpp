@@ -228,8 +228,8 @@ void expect_string(const Json& py, const std::string& expected, const std::strin
 void check_everywhere(const std::string& v) {
   SCOPED_TRACE(Json(v).dump());
   auto p = hand_plan();
-  p.hostname = v;
-  p.instance_id = v;
+  p.guest.hostname = v;
+  p.guest.instance_id = v;
   p.guest.username = v.empty() ? "alice" : v;
   p.guest.timezone = v;
   p.guest.password_hash = v.empty() ? "x" : v;
@@ -237,7 +237,7 @@ void check_everywhere(const std::string& v) {
   p.guest.resolvers = {v};
   p.guest.environment = {{"V", v}, {"W", "after"}};
 
-  const auto docs = render_seed(p);
+  const auto docs = render_seed(p.guest);
   const std::string env =
       "# The space's environment, written by bowline.\nexport V=" + test::sh_quote(v) +
       "\nexport W='after'\n";
@@ -309,7 +309,7 @@ TEST(Hostile, TheirValuesAndKeysSurviveTheMerge) {
   auto p = hand_plan();
   p.guest.user_cloud_init = "#cloud-config\n" + std::string(e.c_str()) + "\n";
 
-  const auto text = render_user_data(p);
+  const auto text = render_user_data(p.guest);
   const auto merged = pyyaml_load(text);
   const auto& runcmd = at(merged, "runcmd");
   ASSERT_EQ(runcmd.size(), values.size() + 2);
@@ -342,9 +342,9 @@ TEST(Hostile, EnvironmentFileIsExactForShells) {
     p.guest.environment.push_back({"V" + std::to_string(i), values[i]});
     names += " \"$V" + std::to_string(i) + "\"";
   }
-  const auto py = pyyaml_load(render_user_data(p));
+  const auto py = pyyaml_load(render_user_data(p.guest));
   const auto content = boot_arg(py, BootArg::Environment).get<std::string>();
-  EXPECT_EQ(boot_arg(YAML::Load(render_user_data(p)), BootArg::Environment), content);
+  EXPECT_EQ(boot_arg(YAML::Load(render_user_data(p.guest)), BootArg::Environment), content);
   test::TempDir dir;
   const auto file = dir.path() / "bowline-environment.sh";
   test::write_file(file, content);

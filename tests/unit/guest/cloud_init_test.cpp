@@ -43,7 +43,7 @@ std::vector<std::string> strings(const YAML::Node& seq) {
 // --- user-data -------------------------------------------------------------------------------
 
 TEST(UserData, HoldsOurUserAndSettings) {
-  const auto text = render_user_data(hand_plan());
+  const auto text = render_user_data(hand_plan().guest);
   ASSERT_THAT(text, StartsWith("#cloud-config\n"));
   const auto doc = YAML::Load(text);
   EXPECT_EQ(doc["hostname"].as<std::string>(), "dev");
@@ -86,7 +86,7 @@ TEST(UserData, HoldsOurUserAndSettings) {
 }
 
 TEST(UserData, PyYamlReadsTheTypesCloudInitExpects) {
-  const auto doc = pyyaml_load(render_user_data(hand_plan()));
+  const auto doc = pyyaml_load(render_user_data(hand_plan().guest));
   EXPECT_EQ(at(doc, "manage_etc_hosts"), Json(true));
   EXPECT_EQ(at(doc, "ssh_pwauth"), Json(false));
   EXPECT_EQ(at(doc, "hostname"), Json("dev"));
@@ -102,7 +102,7 @@ TEST(UserData, PyYamlReadsTheTypesCloudInitExpects) {
 TEST(UserData, LocksThePasswordWithoutAHash) {
   auto p = hand_plan();
   p.guest.password_hash.reset();
-  const auto user = YAML::Load(render_user_data(p))["users"][0];
+  const auto user = YAML::Load(render_user_data(p.guest))["users"][0];
   EXPECT_TRUE(user["lock_passwd"].as<bool>());
   EXPECT_FALSE(user["passwd"]);
 }
@@ -112,7 +112,7 @@ TEST(UserData, LeavesOutWhatIsNotSet) {
   p.guest.timezone.clear();
   p.guest.environment.clear();
   p.guest.ssh_keys.clear();
-  const auto doc = YAML::Load(render_user_data(p));
+  const auto doc = YAML::Load(render_user_data(p.guest));
   EXPECT_FALSE(doc["timezone"]);
   EXPECT_EQ(boot_arg(doc, BootArg::Environment), "") << "no environment: the file is removed";
   EXPECT_EQ(boot_arg(doc, BootArg::Timezone), "");
@@ -123,23 +123,23 @@ TEST(UserData, LeavesOutWhatIsNotSet) {
 TEST(UserData, RejectsWhatCannotBeRenderedFaithfully) {
   auto p = hand_plan();
   p.guest.username.clear();
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
   p = hand_plan();
   p.guest.environment = {{"NOT-A-NAME", "x"}};
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
   p.guest.environment = {{"1X", "x"}};
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
   p.guest.environment = {{"X", std::string("a\0b", 3)}};
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
   p = hand_plan();
-  p.hostname = "bad\xff";
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
-  p.hostname = "overlong \xc0\xaf";
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
-  p.hostname = "noncharacter \xef\xbf\xbe";  // U+FFFE: yaml-cpp would replace it
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
-  p.hostname = "surrogate \xed\xa0\x80";
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
+  p.guest.hostname = "bad\xff";
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
+  p.guest.hostname = "overlong \xc0\xaf";
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
+  p.guest.hostname = "noncharacter \xef\xbf\xbe";  // U+FFFE: yaml-cpp would replace it
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
+  p.guest.hostname = "surrogate \xed\xa0\x80";
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
 }
 
 // The guest-agent runcmd, run as cloud-init runs runcmd (one sh script) with a PATH of stub
@@ -149,7 +149,7 @@ class GuestAgentScript : public ::testing::Test {
   void SetUp() override {
     if (std::filesystem::exists("/usr/bin/qemu-ga") || std::filesystem::exists("/usr/sbin/qemu-ga"))
       GTEST_SKIP() << "this host has qemu-ga: the install branch cannot be exercised";
-    const auto doc = YAML::Load(render_user_data(hand_plan()));
+    const auto doc = YAML::Load(render_user_data(hand_plan().guest));
     std::string script = "#!/bin/sh\n";
     for (const auto& line : doc["runcmd"]) script += line.as<std::string>() + "\n";
     write_file(dir_.path() / "runcmd", script);
@@ -272,12 +272,12 @@ folded: >
 TEST(Merge, BothTakeEffectAsPyYamlReadsThem) {
   auto p = hand_plan();
   p.guest.user_cloud_init = kTheirCloudConfig;
-  const auto text = render_user_data(p);
+  const auto text = render_user_data(p.guest);
   ASSERT_THAT(text, StartsWith("#cloud-config\n"));
   const auto merged = pyyaml_load(text);
   const auto theirs = pyyaml_load(std::string(kTheirCloudConfig));
   auto plain = hand_plan();
-  const auto ours = pyyaml_load(render_user_data(plain));
+  const auto ours = pyyaml_load(render_user_data(plain.guest));
 
   // Scalars: theirs win; a null of theirs erases nothing.
   EXPECT_EQ(at(merged, "hostname"), Json("theirs"));
@@ -327,9 +327,9 @@ TEST(Merge, UsersInEveryFormCloudInitAccepts) {
   const auto users_after = [](const std::string& theirs) {
     auto p = hand_plan();
     p.guest.user_cloud_init = "#cloud-config\n" + theirs;
-    return at(pyyaml_load(render_user_data(p)), "users");
+    return at(pyyaml_load(render_user_data(p.guest)), "users");
   };
-  const auto ours = at(pyyaml_load(render_user_data(hand_plan())), "users")[0];
+  const auto ours = at(pyyaml_load(render_user_data(hand_plan().guest)), "users")[0];
   EXPECT_EQ(users_after("users: default\n"), Json({ours, "default"}));
   EXPECT_EQ(users_after("users: [default, {name: bob}]\n"),
             Json({ours, "default", pyyaml_load(std::string("name: bob\n"))}));
@@ -349,7 +349,7 @@ TEST(Merge, UsersInEveryFormCloudInitAccepts) {
 TEST(Merge, OfDuplicateKeysTheLastWinsAsInPyYaml) {
   auto p = hand_plan();
   p.guest.user_cloud_init = "#cloud-config\nruncmd: [first]\nruncmd: [second]\n";
-  const auto runcmd = at(pyyaml_load(render_user_data(p)), "runcmd");
+  const auto runcmd = at(pyyaml_load(render_user_data(p.guest)), "runcmd");
   ASSERT_EQ(runcmd.size(), 3u);
   EXPECT_EQ(runcmd[2], Json("second"));
 }
@@ -359,7 +359,7 @@ TEST(Merge, IsRecognisedAsCloudInitDoes) {
        {"  #Cloud-Config\nruncmd: [x]\n", "\n#CLOUD-CONFIG\nruncmd: [x]\n"}) {
     auto p = hand_plan();
     p.guest.user_cloud_init = text;
-    const auto out = render_user_data(p);
+    const auto out = render_user_data(p.guest);
     EXPECT_THAT(out, StartsWith("#cloud-config\n")) << text;
     EXPECT_EQ(at(pyyaml_load(out), "runcmd").back(), Json("x"));
   }
@@ -368,11 +368,11 @@ TEST(Merge, IsRecognisedAsCloudInitDoes) {
 TEST(Merge, AnEmptyCloudConfigChangesNothing) {
   auto p = hand_plan();
   p.guest.user_cloud_init = "#cloud-config\n";
-  EXPECT_EQ(render_user_data(p), render_user_data(hand_plan()));
+  EXPECT_EQ(render_user_data(p.guest), render_user_data(hand_plan().guest));
   p.guest.user_cloud_init = "";
-  EXPECT_EQ(render_user_data(p), render_user_data(hand_plan()));
+  EXPECT_EQ(render_user_data(p.guest), render_user_data(hand_plan().guest));
   p.guest.user_cloud_init = " \n";
-  EXPECT_EQ(render_user_data(p), render_user_data(hand_plan()));
+  EXPECT_EQ(render_user_data(p.guest), render_user_data(hand_plan().guest));
 }
 
 TEST(Merge, RejectsWhatCannotBeMerged) {
@@ -381,7 +381,7 @@ TEST(Merge, RejectsWhatCannotBeMerged) {
        {"#cloud-config\n- a list\n", "#cloud-config\njust text\n", "#cloud-config\na: [unclosed\n",
         "#cloud-config\na: 1\n---\nb: 2\n"}) {
     p.guest.user_cloud_init = bad;
-    EXPECT_THROW(render_user_data(p), std::invalid_argument) << bad;
+    EXPECT_THROW(render_user_data(p.guest), std::invalid_argument) << bad;
   }
   // An alias bomb stops at the node limit.
   std::string bomb = "#cloud-config\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
@@ -391,7 +391,7 @@ TEST(Merge, RejectsWhatCannotBeMerged) {
     bomb += "]\n";
   }
   p.guest.user_cloud_init = bomb;
-  EXPECT_THROW(render_user_data(p), std::invalid_argument);
+  EXPECT_THROW(render_user_data(p.guest), std::invalid_argument);
 }
 
 TEST(MergeTree, MappingsRecurseSequencesConcatenateScalarsAreTheirs) {
@@ -426,14 +426,14 @@ TEST(MergeTree, MappingsRecurseSequencesConcatenateScalarsAreTheirs) {
 // --- MIME user-data ----------------------------------------------------------------------------
 
 std::string ours_alone() {
-  return render_user_data(hand_plan());
+  return render_user_data(hand_plan().guest);
 }
 
 TEST(Mime, ScriptBecomesASecondPart) {
   auto p = hand_plan();
   const std::string script = "#!/bin/sh\necho \"TEST: hello\" > /dev/console\n";
   p.guest.user_cloud_init = script;
-  const auto text = render_user_data(p);
+  const auto text = render_user_data(p.guest);
   EXPECT_THAT(text, StartsWith("Content-Type: multipart/mixed; boundary=\""));
   const auto mime = test::mime_parts(text);
   EXPECT_EQ(mime["top"], "multipart/mixed");
@@ -452,7 +452,7 @@ TEST(Mime, PartsKeepTheirExactBytes) {
         "#!/bin/sh\n" + std::string(2000, 'x') + "\n"}) {
     auto p = hand_plan();
     p.guest.user_cloud_init = script;
-    const auto text = render_user_data(p);
+    const auto text = render_user_data(p.guest);
     const auto mime = test::mime_parts(text);
     ASSERT_EQ(mime["parts"].size(), 2u);
     EXPECT_EQ(mime["parts"][1]["body"], script);
@@ -463,7 +463,7 @@ TEST(Mime, PartsKeepTheirExactBytes) {
 TEST(Mime, NonAsciiIsBase64Encoded) {
   auto p = hand_plan();
   p.guest.user_cloud_init = "#!/bin/sh\necho h\xc3\xa9llo\n";
-  const auto text = render_user_data(p);
+  const auto text = render_user_data(p.guest);
   EXPECT_THAT(text, HasSubstr("Content-Transfer-Encoding: base64"));
   for (unsigned char c : text) EXPECT_LT(c, 0x80);
 }
@@ -481,7 +481,7 @@ TEST(Mime, TheirMimeIsNestedWithItsOwnTypes) {
       "--XYZ--\n";
   auto p = hand_plan();
   p.guest.user_cloud_init = theirs;
-  const auto mime = test::mime_parts(render_user_data(p));
+  const auto mime = test::mime_parts(render_user_data(p.guest));
   ASSERT_EQ(mime["parts"].size(), 3u);
   EXPECT_EQ(mime["parts"][0]["body"], ours_alone());
   EXPECT_EQ(mime["parts"][1]["type"], "text/cloud-config");
@@ -495,7 +495,7 @@ TEST(Mime, SinglePartMimeKeepsItsContentType) {
       "MIME-Version: 1.0\nContent-Type: text/cloud-boothook\n\n#cloud-boothook\necho hi\n";
   auto p = hand_plan();
   p.guest.user_cloud_init = theirs;
-  const auto mime = test::mime_parts(render_user_data(p));
+  const auto mime = test::mime_parts(render_user_data(p.guest));
   ASSERT_EQ(mime["parts"].size(), 2u);
   EXPECT_EQ(mime["parts"][1]["type"], "text/cloud-boothook");
   EXPECT_EQ(mime["parts"][1]["body"], "#cloud-boothook\necho hi\n");
@@ -507,7 +507,7 @@ TEST(Mime, OtherContentIsTextPlainForCloudInitToType) {
                                    "## template: jinja\n#cloud-config\n", "just words\n"}) {
     auto p = hand_plan();
     p.guest.user_cloud_init = theirs;
-    const auto mime = test::mime_parts(render_user_data(p));
+    const auto mime = test::mime_parts(render_user_data(p.guest));
     ASSERT_EQ(mime["parts"].size(), 2u) << theirs;
     EXPECT_EQ(mime["parts"][1]["type"], "text/plain");
     EXPECT_EQ(mime["parts"][1]["body"], theirs);
@@ -517,7 +517,7 @@ TEST(Mime, OtherContentIsTextPlainForCloudInitToType) {
 TEST(Mime, TheBoundaryOccursInNoPart) {
   auto p = hand_plan();
   p.guest.user_cloud_init = "#!/bin/sh\necho --bowline-\n";
-  const auto text = render_user_data(p);
+  const auto text = render_user_data(p.guest);
   const auto start = text.find("boundary=\"") + 10;
   const auto boundary = text.substr(start, text.find('"', start) - start);
   EXPECT_THAT(boundary, StartsWith("bowline-"));
@@ -549,7 +549,7 @@ TEST(Mime, Base64MatchesTheReference) {
 // --- meta-data and keys-only user-data ---------------------------------------------------------
 
 TEST(MetaData, HoldsInstanceIdAndHostname) {
-  EXPECT_EQ(render_meta_data(hand_plan()),
+  EXPECT_EQ(render_meta_data(hand_plan().guest),
             "instance-id: iid-0123456789abcdef\nlocal-hostname: dev\n");
 }
 
@@ -567,7 +567,7 @@ TEST(KeysOnly, IsCozystacksShape) {
 // --- network-config ----------------------------------------------------------------------------
 
 TEST(NetworkConfig, StaticAddressOnThePrimaryNicByMac) {
-  const auto text = render_network_config(hand_plan());
+  const auto text = render_network_config(hand_plan().guest);
   ASSERT_TRUE(text);
   const auto doc = pyyaml_load(*text);
   EXPECT_EQ(at(doc, "version"), Json(2));
@@ -588,13 +588,12 @@ TEST(NetworkConfig, StaticAddressOnThePrimaryNicByMac) {
 
 TEST(NetworkConfig, ExtraNicsGetOptionalDhcpByMac) {
   auto p = hand_plan();
-  p.nics.push_back({plan::NicType::Network, "storage", "52:54:00:AA:00:01", "virtio"});
-  p.nics.push_back({plan::NicType::Network, "backup", "52:54:00:00:00:02", "virtio"});
-  const auto doc = pyyaml_load(*render_network_config(p));
+  p.guest.extra_macs = {"52:54:00:AA:00:01", "52:54:00:00:00:02"};
+  const auto doc = pyyaml_load(*render_network_config(p.guest));
   const auto& ethernets = at(doc, "ethernets");
   ASSERT_EQ(ethernets["map"].size(), 3u);
   EXPECT_EQ(at(ethernets, "eth0"),
-            at(at(pyyaml_load(*render_network_config(hand_plan())), "ethernets"), "eth0"))
+            at(at(pyyaml_load(*render_network_config(hand_plan().guest)), "ethernets"), "eth0"))
       << "the primary is unchanged";
   const auto& eth1 = at(ethernets, "eth1");
   EXPECT_EQ(at(at(eth1, "match"), "macaddress"), Json("52:54:00:aa:00:01"));
@@ -607,7 +606,7 @@ TEST(NetworkConfig, ExtraNicsGetOptionalDhcpByMac) {
 TEST(NetworkConfig, NoResolversNoNameservers) {
   auto p = hand_plan();
   p.guest.resolvers.clear();
-  const auto doc = pyyaml_load(*render_network_config(p));
+  const auto doc = pyyaml_load(*render_network_config(p.guest));
   EXPECT_FALSE(has(at(at(doc, "ethernets"), "eth0"), "nameservers"));
 }
 
@@ -618,8 +617,8 @@ TEST(NetworkConfig, DhcpEverywhereMatchesEnAndEthKeepingSearchDomains) {
   p.guest.gateway.reset();
   p.guest.resolvers.clear();
   p.guest.dhcp_everywhere = true;
-  p.nics.push_back({plan::NicType::Network, "storage", "52:54:00:aa:00:01", "virtio"});
-  const auto doc = pyyaml_load(*render_network_config(p));
+  p.guest.extra_macs.push_back("52:54:00:aa:00:01");
+  const auto doc = pyyaml_load(*render_network_config(p.guest));
   EXPECT_EQ(at(doc, "version"), Json(2));
   const auto& ethernets = at(doc, "ethernets");
   ASSERT_EQ(ethernets["map"].size(), 2u) << "the globs cover the extra NICs";
@@ -637,7 +636,7 @@ TEST(NetworkConfig, DhcpEverywhereMatchesEnAndEthKeepingSearchDomains) {
 TEST(NetworkConfig, AStaticAddressWinsOverDhcpEverywhere) {
   auto p = hand_plan();
   p.guest.dhcp_everywhere = true;
-  EXPECT_EQ(render_network_config(p), render_network_config(hand_plan()));
+  EXPECT_EQ(render_network_config(p.guest), render_network_config(hand_plan().guest));
 }
 
 TEST(NetworkConfig, NothingToSayNoFile) {
@@ -645,17 +644,17 @@ TEST(NetworkConfig, NothingToSayNoFile) {
   p.guest.network.reset();
   p.guest.address.reset();
   p.guest.gateway.reset();
-  EXPECT_EQ(render_network_config(p), std::nullopt);
-  EXPECT_EQ(render_seed(p).network_config, std::nullopt);
+  EXPECT_EQ(render_network_config(p.guest), std::nullopt);
+  EXPECT_EQ(render_seed(p.guest).network_config, std::nullopt);
 }
 
 TEST(NetworkConfig, RejectsAnIncompleteStaticPlan) {
   auto p = hand_plan();
   p.guest.network.reset();
-  EXPECT_THROW(render_network_config(p), std::invalid_argument);
+  EXPECT_THROW(render_network_config(p.guest), std::invalid_argument);
   p = hand_plan();
   p.guest.primary_mac.clear();
-  EXPECT_THROW(render_network_config(p), std::invalid_argument);
+  EXPECT_THROW(render_network_config(p.guest), std::invalid_argument);
 }
 
 // --- determinism and the ISO -------------------------------------------------------------------
@@ -665,24 +664,24 @@ TEST(Seed, IsByteIdenticalForTheSamePlan) {
   a.guest.user_cloud_init = "#!/bin/sh\necho hi\n";
   auto b = hand_plan();
   b.guest.user_cloud_init = "#!/bin/sh\necho hi\n";
-  const auto da = render_seed(a), db = render_seed(b);
+  const auto da = render_seed(a.guest), db = render_seed(b.guest);
   EXPECT_EQ(da.user_data, db.user_data);
   EXPECT_EQ(da.meta_data, db.meta_data);
   EXPECT_EQ(da.network_config, db.network_config);
-  EXPECT_EQ(seed_iso(a), seed_iso(b));
+  EXPECT_EQ(seed_iso(a.guest), seed_iso(b.guest));
 
   const char* yaml =
       "image: debian-12\nnetwork: {cidr: 198.51.100.0/24, bridge: br0}\n"
       "environment: [A=1]\ncloudInit: \"#cloud-config\\nruncmd: [x]\\n\"\n";
   const auto p1 = test::template_plan(yaml, true), p2 = test::template_plan(yaml, true);
-  EXPECT_EQ(seed_iso(p1), seed_iso(p2));
-  EXPECT_EQ(render_seed(p1).user_data, render_seed(p2).user_data);
+  EXPECT_EQ(seed_iso(p1.guest), seed_iso(p2.guest));
+  EXPECT_EQ(render_seed(p1.guest).user_data, render_seed(p2.guest).user_data);
 }
 
 TEST(Seed, DocumentsChangeWithThePlan) {
   auto p = hand_plan();
-  p.hostname = "other";
-  EXPECT_NE(seed_iso(p), seed_iso(hand_plan()));
+  p.guest.hostname = "other";
+  EXPECT_NE(seed_iso(p.guest), seed_iso(hand_plan().guest));
 }
 
 std::string isoinfo(const std::string& args) {
@@ -699,9 +698,9 @@ TEST(Seed, IsoHoldsTheDocumentsUnderTheirNames) {
       p.guest.address.reset();
       p.guest.network.reset();
     }
-    const auto docs = render_seed(p);
+    const auto docs = render_seed(p.guest);
     const auto image = (dir.path() / "seed.iso").string();
-    write_file(image, seed_iso(p));
+    write_file(image, seed_iso(p.guest));
     EXPECT_THAT(isoinfo("-d -i " + sh_quote(image)), HasSubstr("Volume id: cidata"));
     const auto listing = isoinfo("-J -f -i " + sh_quote(image));
     EXPECT_EQ(listing, with_network ? "/meta-data\n/network-config\n/user-data\n"

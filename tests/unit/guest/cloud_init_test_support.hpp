@@ -8,11 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <yaml-cpp/yaml.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -223,9 +223,9 @@ inline const Json& boot_arg(const Json& user_data, BootArg arg) {
 inline plan::Plan hand_plan() {
   plan::Plan p;
   p.domain_name = "alice-dev";
-  p.hostname = "dev";
+  p.guest.hostname = "dev";
   p.uuid = "0f0e0d0c-0b0a-4908-9706-050403020100";
-  p.instance_id = "iid-0123456789abcdef";
+  p.guest.instance_id = "iid-0123456789abcdef";
   p.nics = {{plan::NicType::Bridge, "br0", "52:54:00:12:34:56", "virtio"}};
   auto& g = p.guest;
   g.username = "alice";
@@ -251,8 +251,8 @@ inline plan::Plan template_plan(const std::string& yaml, bool bridged,
   for (const auto& d : result.diagnostics.items())
     if (d.severity == spec::Severity::Error) ADD_FAILURE() << spec::format(d, "template");
   if (!result.spec) throw std::runtime_error("the template does not load");
-  plan::User user{"alice",  "alice@example.org",  "Europe/Berlin", "u-1",
-                  "s3cret", std::move(owner_keys)};
+  plan::Owner user{"alice",  "alice@example.org",  "Europe/Berlin", "u-1",
+                   "s3cret", std::move(owner_keys)};
   plan::SpaceFacts facts;
   facts.id = "space-1";
   facts.name = "dev";

@@ -136,7 +136,7 @@ RenderOptions default_options() {
   o.owner.username = "alice";
   o.owner.email = "alice@example.org";
   o.owner.timezone = "Europe/Berlin";
-  o.owner.password = "correct horse";
+  o.owner.service_password = "correct horse";
   o.owner.ssh_keys = {
       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAID1Tvq9YFtwKkQufCTL4JXdq2diK7NoYlB0HJmJ6ncfP "
       "alice@laptop"};

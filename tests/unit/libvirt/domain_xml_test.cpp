@@ -112,7 +112,7 @@ spec::Spec load(const std::string& yaml,
   return *result.spec;
 }
 
-plan::User alice() {
+plan::Owner alice() {
   return {"alice", "alice@example.org", "Europe/Berlin", "u-1", "s3cret", {}};
 }
 
@@ -169,7 +169,7 @@ plan::Plan uefi_plan() {
 plan::Plan hand_plan() {
   plan::Plan p;
   p.domain_name = "alice-dev";
-  p.hostname = "dev";
+  p.guest.hostname = "dev";
   p.uuid = "0f0e0d0c-0b0a-4908-9706-050403020100";
   p.domain_type = plan::DomainType::Qemu;
   p.memory_bytes = 256ull << 20;
@@ -478,7 +478,7 @@ TEST(DomainXml, HostileValuesAreEscapedAndValidate) {
   auto p = hand_plan();
   const std::string evil = "a'b\"c<d>e&f]]>g";
   p.domain_name = "x" + evil;
-  p.hostname = "host\nname'<&";  // not part of the domain XML, and breaks nothing
+  p.guest.hostname = "host\nname'<&";  // not part of the domain XML, and breaks nothing
   p.space_dir = "/var/lib/bowline/" + evil + " dir";
   p.system_disk.path = p.space_dir + "/disk.qcow2";
   p.seed_iso = p.space_dir + "/seed&.iso";

@@ -31,7 +31,7 @@ network: {mode: nat, bridge: isolated}
 networks: [{name: storage}]
 )";
 
-User alice() {
+Owner alice() {
   return {"alice", "alice@example.org", "Europe/Berlin", "u1", "s3cret", {}};
 }
 
@@ -86,7 +86,7 @@ TEST(PasswordHash, IsSha512CryptStablePerSpace) {
 TEST(MakePlan, BridgedSpaceGetsItsAddressGatewayAndResolvers) {
   const auto p = make_plan(load(kBridged), alice(), facts(), NodeSettings{});
   EXPECT_EQ(p.domain_name, "alice-dev");
-  EXPECT_EQ(p.hostname, "dev");
+  EXPECT_EQ(p.guest.hostname, "dev");
   EXPECT_EQ(p.memory_bytes, 1ull << 30);
   EXPECT_EQ(p.space_dir, "/var/lib/libvirt/images/bowline/alice-dev");
   EXPECT_EQ(p.system_disk.path, p.space_dir + "/disk.qcow2");
@@ -120,27 +120,51 @@ TEST(MakePlan, NatSpaceUsesTheLibvirtNetworksAndNoStaticAddress) {
   EXPECT_FALSE(p.guest.address.has_value());
 }
 
+// The guest's part needs no node: what a KubeVirt node renders as its cloud-init Secret is what
+// a libvirt node writes into the seed, and the NICs carry the guest plan's MACs.
+TEST(MakeGuestPlan, IsThePlansGuestPartWithoutANode) {
+  const auto spec = load(kNat);
+  NodeSettings node;
+  node.images_path = "/elsewhere";
+  node.resolvers = {"198.51.100.53"};
+  const auto p = make_plan(spec, alice(), facts(std::nullopt), node);
+  const auto g = make_guest_plan(spec, alice(), facts().id, std::nullopt);
+  EXPECT_EQ(g.hostname, p.guest.hostname);
+  EXPECT_EQ(g.instance_id, p.guest.instance_id);
+  EXPECT_EQ(g.username, p.guest.username);
+  EXPECT_EQ(g.password_hash, p.guest.password_hash);
+  EXPECT_EQ(g.ssh_keys, p.guest.ssh_keys);
+  EXPECT_EQ(g.primary_mac, p.nics[0].mac);
+  ASSERT_EQ(g.extra_macs.size(), 1u);
+  EXPECT_EQ(g.extra_macs[0], p.nics[1].mac);
+  EXPECT_TRUE(g.resolvers.empty()) << "a NAT guest's resolvers come by DHCP";
+}
+
 // The instance-id is the space's for life: cloud-init would otherwise make new SSH host keys
 // (and run the template's per-instance cloud-config again) after a template change or set-ip.
 TEST(MakePlan, InstanceIdIsTheSpacesForLife) {
   const auto spec = load(kBridged);
   const auto base = make_plan(spec, alice(), facts(), NodeSettings{});
-  EXPECT_EQ(base.instance_id, make_plan(spec, alice(), facts(), NodeSettings{}).instance_id);
+  EXPECT_EQ(base.guest.instance_id,
+            make_plan(spec, alice(), facts(), NodeSettings{}).guest.instance_id);
   auto bigger = spec;
   bigger.sizing.memory_bytes *= 2;
-  EXPECT_EQ(base.instance_id, make_plan(bigger, alice(), facts(), NodeSettings{}).instance_id);
+  EXPECT_EQ(base.guest.instance_id,
+            make_plan(bigger, alice(), facts(), NodeSettings{}).guest.instance_id);
   EXPECT_EQ(
-      base.instance_id,
+      base.guest.instance_id,
       make_plan(spec, alice(), facts(spec::Ipv4Address::parse("198.51.100.11")), NodeSettings{})
-          .instance_id)
+          .guest.instance_id)
       << "a new address is applied at boot, not by a new instance";
   auto renamed = spec;
   renamed.hostname = "other";
-  EXPECT_EQ(base.instance_id, make_plan(renamed, alice(), facts(), NodeSettings{}).instance_id);
+  EXPECT_EQ(base.guest.instance_id,
+            make_plan(renamed, alice(), facts(), NodeSettings{}).guest.instance_id);
   // Another space (a clone, a recreated space) is another instance.
   auto other = facts();
   other.id = "7d0f0a52-0000-4000-8000-000000000002";
-  EXPECT_NE(base.instance_id, make_plan(spec, alice(), other, NodeSettings{}).instance_id);
+  EXPECT_NE(base.guest.instance_id,
+            make_plan(spec, alice(), other, NodeSettings{}).guest.instance_id);
 }
 
 TEST(MakePlan, CloudInitSeedDrivesTheUuid) {
@@ -217,7 +241,7 @@ TEST(ChangeParts, EachPartMovesWithItsOwnFieldsOnly) {
   const auto spec = load(kBridged);
   const auto base = change_parts(spec, make_plan(spec, alice(), facts(), NodeSettings{}));
   ASSERT_EQ(base.size(), part_rules().size());
-  auto changed = [&](const spec::Spec& s, const User& u, const SpaceFacts& f) {
+  auto changed = [&](const spec::Spec& s, const Owner& u, const SpaceFacts& f) {
     std::vector<std::string> out;
     for (const auto& c : pending_changes(base, change_parts(s, make_plan(s, u, f, NodeSettings{}))))
       out.push_back(c.part);

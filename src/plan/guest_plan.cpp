@@ -1,0 +1,71 @@
+#include "plan/guest_plan.hpp"
+
+#include <crypt.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "util/hash.hpp"
+
+namespace bowline::plan {
+
+namespace {
+
+std::string hex_byte(std::uint8_t b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return {kHex[b >> 4], kHex[b & 15]};
+}
+
+}  // namespace
+
+std::string mac_for(const std::string& space_id, unsigned nic_index) {
+  const auto digest = util::sha256(space_id + "/nic/" + std::to_string(nic_index));
+  return "52:54:00:" + hex_byte(digest[0]) + ":" + hex_byte(digest[1]) + ":" + hex_byte(digest[2]);
+}
+
+std::string password_hash(const std::string& password, const std::string& space_id) {
+  static constexpr char kSaltAlphabet[] =
+      "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  const auto digest = util::sha256("bowline-password-salt/" + space_id);
+  std::string setting = "$6$";
+  for (int i = 0; i < 16; ++i) setting += kSaltAlphabet[digest[static_cast<std::size_t>(i)] % 64];
+  setting += "$";
+  crypt_data data{};
+  const char* hashed = crypt_r(password.c_str(), setting.c_str(), &data);
+  if (!hashed || hashed[0] == '*') throw std::runtime_error("crypt(3) failed to hash the password");
+  return hashed;
+}
+
+GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std::string& space_id,
+                          const std::optional<StaticAddress>& address) {
+  if (space_id.empty()) throw std::invalid_argument("the space has no id");
+  GuestPlan g;
+  g.hostname = spec.hostname;
+  // The instance-id is the space's for life: cloud-init makes SSH host keys (and runs the
+  // template's per-instance cloud-config) once per instance-id, and users expect neither again
+  // after a template change or a new address. What must follow a change is applied at every
+  // boot instead (the owner's bootcmd, network-config with updates.network.when: boot).
+  g.instance_id = "iid-" + util::sha256_hex("bowline-instance/" + space_id).substr(0, 16);
+  g.username = owner.username;
+  if (owner.service_password) g.password_hash = password_hash(*owner.service_password, space_id);
+  for (const auto& list : {owner.ssh_keys, spec.ssh_keys})
+    for (const auto& key : list)
+      if (std::find(g.ssh_keys.begin(), g.ssh_keys.end(), key) == g.ssh_keys.end())
+        g.ssh_keys.push_back(key);
+  g.timezone = owner.timezone;
+  g.environment = spec.environment;
+  g.user_cloud_init = spec.cloud_init;
+  g.primary_mac = mac_for(space_id, 0);
+  for (std::size_t i = 0; i < spec.networks.size(); ++i)
+    g.extra_macs.push_back(mac_for(space_id, static_cast<unsigned>(i + 1)));
+  g.dhcp_everywhere = spec.netplan_dhcp;
+  if (address) {
+    g.network = address->network;
+    g.address = address->address;
+    g.gateway = address->gateway;
+    g.resolvers = address->resolvers;
+  }
+  return g;
+}
+
+}  // namespace bowline::plan

@@ -1,0 +1,64 @@
+// What cloud-init is to make of a space's guest, whatever runs it: guest/ renders it as the
+// NoCloud seed of a libvirt domain and as the cloud-init Secret of a KubeVirt VirtualMachine.
+// It needs the space, its owner and its address, never a node's settings.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/spec.hpp"
+
+namespace bowline::plan {
+
+// The space's owner as the guest gets them: the account bowline's user-data makes. (The store
+// keeps users as accounts of the server; the engine turns one into this, in one place.)
+struct Owner {
+  std::string username;  // also the guest user's name
+  std::string email;
+  std::string timezone;  // e.g. "Europe/Berlin"; empty: leave the image's
+  std::string id;
+  std::optional<std::string> service_password;  // clear text; only its hash reaches the guest
+  std::vector<std::string> ssh_keys;            // the owner's own keys
+};
+
+// A bridged space's address, as the node's network gives it.
+struct StaticAddress {
+  spec::Ipv4Network network;
+  spec::Ipv4Address address;
+  std::optional<spec::Ipv4Address> gateway;  // the default route
+  std::vector<std::string> resolvers;        // nameservers
+};
+
+struct GuestPlan {
+  std::string hostname;
+  std::string instance_id;  // the space's for life (see make_guest_plan)
+  std::string username;
+  std::optional<std::string> password_hash;  // SHA-512 crypt; empty: password locked
+  std::vector<std::string> ssh_keys;         // the owner's keys, then the spec's sshKeys
+  std::string timezone;                      // empty: leave the image's
+  std::vector<spec::EnvVar> environment;
+  std::optional<std::string> user_cloud_init;  // the spec's cloudInit, combined with ours
+  // Network: a static address (bridged), DHCP on every en*/eth* (netplanDhcp), or nothing
+  // (cloud-init's own DHCP fallback on the first NIC).
+  std::optional<spec::Ipv4Network> network;  // bridged: the subnet
+  std::optional<spec::Ipv4Address> address;  // bridged: the space's address
+  std::optional<spec::Ipv4Address> gateway;  // bridged: default route
+  std::vector<std::string> resolvers;        // bridged: nameservers
+  std::string primary_mac;
+  std::vector<std::string> extra_macs;  // the spec's `networks`, in order
+  bool dhcp_everywhere = false;
+};
+
+// The MAC of the space's NIC number `nic_index` (0: its network, then each of `networks`).
+std::string mac_for(const std::string& space_id, unsigned nic_index);
+// SHA-512 crypt of the password with a salt derived from the space id: a stable hash keeps
+// the seed byte-identical across starts.
+std::string password_hash(const std::string& password, const std::string& space_id);
+
+// `space_id` keys everything derived (MACs, instance-id, the password's salt); `address`: the
+// bridged space's, none on a network that hands out addresses (NAT, a pod network).
+GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std::string& space_id,
+                          const std::optional<StaticAddress>& address);
+
+}  // namespace bowline::plan
