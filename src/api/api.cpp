@@ -30,18 +30,14 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       },
       options_.console_scrollback);
   const util::Clock& clock = options_.clock ? *options_.clock : system_clock_;
-  node_reports_.push_back(
-      std::make_unique<ReportCache>(clock, options_.node_report_max_age_ms, [this] {
-        auto node = options_.node ? options_.node()
-                                  : nlohmann::json{{"name", "local"},
-                                                   {"runtimes", nlohmann::json::array()},
-                                                   {"checks", nlohmann::json::array()}};
-        if (!node.contains("kind")) node["kind"] = "libvirt";
-        return node;
-      }));
-  for (auto* remote : options_.remote_nodes)
-    node_reports_.push_back(std::make_unique<ReportCache>(clock, options_.node_report_max_age_ms,
-                                                          [remote] { return remote->report(); }));
+  for (auto* node : engine_.nodes())
+    node_reports_.push_back(
+        std::make_unique<ReportCache>(clock, options_.node_report_max_age_ms, [this, node] {
+          auto record = options_.report ? options_.report(*node) : node->report();
+          if (!record.contains("name")) record["name"] = node->name();
+          if (!record.contains("kind")) record["kind"] = node->kind();
+          return record;
+        }));
   add_session_routes();
   add_user_routes();
   add_template_routes();

@@ -22,11 +22,9 @@
 namespace bowline::api {
 
 struct ApiOptions {
-  // This node's record for GET /api/v1/nodes ({name, runtimes, checks, ...}). Unset:
-  // {"name": "local", "runtimes": [], "checks": []}.
-  std::function<nlohmann::json()> node;
-  // Nodes besides the local one (a KubeVirt cluster).
-  std::vector<engine::RemoteNode*> remote_nodes;
+  // A node's record for GET /api/v1/nodes ({name, kind, runtimes, checks, ...}), for each of
+  // the engine's nodes. Unset: the node's own report().
+  std::function<nlohmann::json(engine::Node&)> report;
   // Each node's report is made again once it is this old (or on ?refresh=1 from an admin).
   std::int64_t node_report_max_age_ms = 15'000;
   const util::Clock* clock = nullptr;      // unset: the system clock

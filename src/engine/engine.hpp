@@ -1,31 +1,29 @@
-// The engine: spaces' lifecycle on this host's libvirt node (and, through RemoteNode, on a
-// KubeVirt cluster). It owns state and order (the store says
-// what a space should be, libvirt what it is); the backends own side effects. Long operations
-// run in the background; every step, state change and failure is an event, and a failure also
-// stays on the space (state error, with the reason).
+// The engine: spaces' lifecycle on its nodes (node.hpp: libvirt connections, a KubeVirt
+// cluster). It owns state and order (the store says what a space should be, its node what it
+// is), addresses, host ports and pools; the nodes own side effects. Long operations run in the
+// background; every step, state change and failure is an event, and a failure also stays on
+// the space (state error, with the reason).
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "engine/engine_error.hpp"
 #include "engine/event_bus.hpp"
 #include "engine/executor.hpp"
-#include "engine/host_probe.hpp"
+#include "engine/node.hpp"
 #include "engine/port_forwards.hpp"
 #include "engine/readiness.hpp"
-#include "engine/remote_node.hpp"
 #include "engine/space_access.hpp"
-#include "image/cache.hpp"
-#include "image/overlay.hpp"
-#include "libvirt/hypervisor.hpp"
 #include "plan/change_parts.hpp"
-#include "plan/plan.hpp"
 #include "spec/expand.hpp"
 #include "spec/spec.hpp"
 #include "store/store.hpp"
@@ -34,33 +32,18 @@
 namespace bowline::engine {
 
 struct EngineSettings {
-  plan::NodeSettings node;
-  std::string node_name = "local";
-  std::chrono::seconds stop_timeout{60};
   // How often the store is compared with libvirt after the start-up pass (0: only at start).
   std::chrono::seconds reconcile_interval{60};
   unsigned workers = 4;
   // Host ports that publish external NAT spaces' guest ports (server.external_ports).
   std::uint16_t external_port_first = 20000;
   std::uint16_t external_port_last = 29999;
-  // Host CPUs set aside for spaces whose instance type dedicates CPUs (server.kvm.dedicated_cpus).
-  std::vector<unsigned> dedicated_cpus;
   // How long a started NAT space may take to get its DHCP lease before its ports are published.
   std::chrono::seconds address_timeout{180};
   spec::Variables server_variables;  // server.url and var.* for templates
-  // What the engine waits with (the stop timeout, polling a node, a guest's address, the
-  // audit's interval); unset: real time. It must outlive the engine.
+  // What the engine waits with (a guest's address, the audit's interval); unset: real time.
+  // It must outlive the engine.
   util::Timer* timer = nullptr;
-};
-
-class EngineError : public std::runtime_error {
- public:
-  enum class Kind { NotFound, Conflict, Invalid };
-  EngineError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
-  Kind kind() const { return kind_; }
-
- private:
-  Kind kind_;
 };
 
 struct CreateSpaceRequest {
@@ -114,26 +97,24 @@ struct Claimed {
   std::string agent_problem;              // why the agent could not do it, when Reboot
 };
 
-// Writes the space's cloud-init seed ISO when its bytes differ from the file's.
-void write_seed(const plan::Plan& plan);
-
 class Engine : public SpaceAccess {
  public:
-  Engine(store::Store& store, libvirt::Hypervisor& hypervisor, image::ImageCache& images,
-         image::Disks& disks, const HostProbe& host, EventBus& events, EngineSettings settings);
+  Engine(store::Store& store, EventBus& events, EngineSettings settings);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // A node besides the local libvirt one, before start(); it must outlive the engine.
-  void add_node(RemoteNode& node);
+  // A node, before start(); it must outlive the engine. The first is the default: spaces
+  // created without a node and pool members go there.
+  void add_node(Node& node);
+  const std::vector<Node*>& nodes() const { return nodes_; }
   // What publishes external NAT spaces' ports (nftables in the server), before start(); without
   // one, such spaces are refused at create. It must outlive the engine.
   void set_port_forwarder(PortForwarder& forwarder) { forwarder_ = &forwarder; }
-  // Subscribes to libvirt's lifecycle events and reconciles the store with libvirt.
+  // Watches the nodes' lifecycle events and reconciles the store with the nodes.
   void start();
 
-  // `node`: empty or the local node's name for libvirt, else a node given to add_node.
+  // `node`: a node given to add_node; empty: the default one.
   Accepted create_space(const CreateSpaceRequest& request, const std::string& node = {});
   std::int64_t start_space(const std::string& id);
   std::int64_t stop_space(const std::string& id);
@@ -155,7 +136,7 @@ class Engine : public SpaceAccess {
   void check_template_update(const store::Template& tmpl, const std::string& yaml);
 
   SpaceView describe(const std::string& id);
-  // Compares the store with libvirt; libvirt's state wins. Reports what it cannot fix.
+  // Compares the store with the nodes; what a node reports wins. Reports what it cannot fix.
   // At start-up it also finishes the operations a stopped server left behind.
   void reconcile();
   // The periodic pass: each space is checked on its own queue, after whatever operation it
@@ -178,15 +159,21 @@ class Engine : public SpaceAccess {
     store::Template tmpl;
     store::User owner;
     spec::Spec spec;
+    plan::Owner guest_owner;  // the owner as the guest sees them ("pool" while unclaimed)
   };
   Loaded load(const store::Space& space);
-  plan::Plan plan_for(const Loaded& loaded);
+  NodeSpace node_space(const Loaded& loaded);
   std::vector<plan::PendingChange> pending_of(const store::Space& space);
-  static std::string applied_parts(const store::Space& space, const spec::Spec& spec,
-                                   const plan::Plan& plan);
+  static std::string applied_parts(const store::Space& space,
+                                   const std::map<std::string, std::string>& parts);
   Accepted make_space(const std::optional<store::User>& owner, std::optional<std::int64_t> pool_id,
                       const store::Template& tmpl, const std::string& name,
-                      const std::optional<std::string>& ip, bool start);
+                      const std::optional<std::string>& ip, bool start, Node& node);
+  void admit(Node& node, const store::Space& probe, const spec::Spec& spec,
+             const std::optional<std::string>& ip, bool start_now);
+  void refuse_unrunnable(Node& node, const spec::Spec& spec, const std::string& template_name);
+  store::Space insert_space(const store::NewSpace& fresh, const spec::Spec& spec, Node& node,
+                            const std::optional<std::string>& ip);
   void fill_pool(std::int64_t pool_id);
   static std::optional<std::string> pool_template_problem(const spec::Spec& spec,
                                                           const std::string& template_name);
@@ -202,84 +189,67 @@ class Engine : public SpaceAccess {
   void end_interrupted(std::vector<store::Operation>& operations, const std::string& why);
   std::optional<std::int64_t> take_adopted(const std::string& space_id);
   void reconcile_space(const store::Space& space, std::vector<store::Operation>& operations);
-  // The share of an operation's progress (0-100) one step of it reports in: a restart's shut
-  // down takes 0-30 and its bring up 30-100, so the percentage never goes backwards.
+  // The share of an operation's progress (0-100) one step of it reports in.
   struct Stage {
     std::int64_t operation = 0;
     int from = 0, to = 100;
     int at(int percent) const { return from + percent * (to - from) / 100; }
   };
-  void bring_up(const std::string& id, Stage stage, bool first);
-  void shut_down(const store::Space& space, Stage stage);
-  void keep_off_at_boot(const store::Space& space);
-  void tear_down(const store::Space& space);
+  // How a bring up goes: run the machine or only make it, a create's first, or a restart.
+  struct Bring {
+    bool run = true;
+    bool first = false;  // a failure undoes everything the space has on its node
+    bool restart = false;
+  };
+  void bring_up(const std::string& id, Stage stage, Bring how);
+  Progress progress_for(const Stage& stage, const std::string& id);
+  // What a create that failed made on the node, its address and the row's address go.
+  void undo_create(const store::Space& space, Node& node);
   void set_state(const std::string& id, store::SpaceState state, const std::string& error = {});
+  // The space's state from what its node reports at the end of an operation.
+  void settle(const std::string& id, const Observation& seen);
   void progress(std::int64_t operation, const std::string& id, const std::string& step,
                 int percent);
   void progress(const Stage& stage, const std::string& id, const std::string& step, int percent) {
     progress(stage.operation, id, step, stage.at(percent));
   }
-  void on_lifecycle(const libvirt::LifecycleEvent& event);
-  // Whether libvirt still reports `state` (Shutoff, or any running state) for the domain.
-  bool still_true(const std::string& domain, libvirt::DomainState state);
+  void on_machine_event(Node& node, const MachineEvent& event);
+  void after_machine_event(const std::string& id, MachineState state, bool crash);
   void check_drift(const store::Space& space);
   void queue_drift_check(const std::string& id);
   void settle_interrupted(const store::Space& space, std::optional<std::int64_t> operation);
-  void report_orphans(const std::set<std::string>& known_domains);
+  void report_orphans();
   void audit_loop();
-  bool wait_for_shutoff(const std::string& domain, std::chrono::seconds timeout);
   store::Space require(const std::string& id);
-  std::string own_domain(const store::Space& space);
-  void check_devices_exist(const spec::Spec& spec);
-  // Dedicated CPUs and resource-named GPUs for this start (place_space.cpp); call with
-  // placement_mutex_ held until the domain is defined, so two starts never take the same.
-  plan::Placed place(const store::Space& space, const spec::Spec& spec, const plan::Plan& plan);
+  // The space's node (an empty node name is the default node's); EngineError when the server
+  // no longer has it.
+  Node& node_of(const store::Space& space);
+  Node* find_node(const std::string& name);
+  Node& node_named(const std::string& name);
+  bool on_node(const store::Space& space, const Node& node) const;
+  // The other spaces on the space's node that hold its CPUs and devices now.
+  std::vector<store::Space> neighbours(const store::Space& space);
+  void check_devices_free(const store::Space& space, const spec::Spec& spec);
   // External ports (external_ports.cpp): held for the space's life, forwarded while it runs.
-  bool publishes_ports(const spec::Spec& spec) const;
+  bool publishes_ports(const store::Space& space, const spec::Spec& spec);
   void allocate_ports(const store::Space& space, const spec::Spec& spec);
   void publish_ports(const std::string& id);   // queues it until the guest has its address
   void withdraw_ports(const std::string& id);  // at a stop or delete
   void apply_forwards_locked();                // with forwards_mutex_ held
   void publisher_loop();
   bool try_publish(const std::string& id, std::uint64_t generation, bool last_try);
-  std::optional<std::string> guest_address(const std::string& domain);
-  void check_devices_free(const store::Space& space, const spec::Spec& spec);
-  // Spaces on remote nodes (engine_remote.cpp).
-  bool is_remote(const store::Space& space) const {
-    return !space.node.empty() && space.node != settings_.node_name;
-  }
-  RemoteNode& remote_node(const store::Space& space);
-  Accepted make_remote_space(const store::User& owner, const store::Template& tmpl,
-                             const CreateSpaceRequest& request, const std::string& node);
-  void remote_apply(const std::string& id, std::int64_t operation, bool running, bool first);
-  std::int64_t remote_start(const store::Space& space);
-  std::int64_t remote_stop(const store::Space& space);
-  std::int64_t remote_restart(const store::Space& space);
-  std::int64_t remote_delete(const store::Space& space);
-  // Waits (up to the stop timeout) for the node to report `wanted`; sets what it reports.
-  void remote_settle(const store::Space& space, RemoteState wanted);
-  void remote_check_drift(const store::Space& space);
-  void remote_settle_interrupted(const store::Space& space);
 
   store::Store& store_;
-  libvirt::Hypervisor& hypervisor_;
-  image::ImageCache& images_;
-  image::Disks& disks_;
-  const HostProbe& host_;
   EventBus& events_;
   EngineSettings settings_;
   util::Timer& timer_;
-  libvirt::Subscription subscription_;
-  std::mutex shutoff_mutex_;
-  std::condition_variable shutoff_;
+  std::vector<Node*> nodes_;  // set before start(); the first is the default
   std::mutex orphans_mutex_;
   std::set<std::string> reported_orphans_;  // each orphan is reported once per server run
   std::mutex audit_mutex_;
   std::condition_variable audit_wake_;
   bool audit_stop_ = false;
   std::thread auditor_;
-  std::map<std::string, RemoteNode*> remote_nodes_;  // by name; set before start()
-  std::mutex placement_mutex_;
   PortForwarder* forwarder_ = nullptr;
   std::mutex forwards_mutex_;
   std::map<std::string, std::vector<PortForward>> forwards_;  // by space: what is published

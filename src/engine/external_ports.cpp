@@ -1,29 +1,31 @@
-// External access to NAT spaces on libvirt (port_forwards.hpp): host ports held for a space's
-// life, forwarded while it runs. A NAT guest's address comes from its DHCP lease after it
-// boots, so publishing waits for it on a thread of its own (never holding an operation's
-// worker), and a stop or delete withdraws the ports; a generation number per space keeps a late
-// publication from undoing a withdrawal.
+// External access to NAT spaces on nodes that publish on this host's ports (port_forwards.hpp):
+// host ports held for a space's life, forwarded while it runs. A NAT guest's address comes from its
+// DHCP lease after it boots, so publishing waits for it on a thread of its own (never holding an
+// operation's worker), and a stop or delete withdraws the ports; a generation number per space
+// keeps a late publication from undoing a withdrawal.
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
-#include "spec/ipv4.hpp"
 
 namespace bowline::engine {
 
 using store::SpaceState;
 
-bool Engine::publishes_ports(const spec::Spec& spec) const {
-  return spec.external && spec.external_method == spec::ExternalMethod::PortList &&
+bool Engine::publishes_ports(const store::Space& space, const spec::Spec& spec) {
+  const auto* node = find_node(space.node);
+  return node && node->publishes_host_ports() && spec.external &&
+         spec.external_method == spec::ExternalMethod::PortList &&
          spec.network.mode == spec::NetworkMode::Nat && !spec.external_ports.empty();
 }
 
 void Engine::allocate_ports(const store::Space& space, const spec::Spec& spec) {
   // What the template no longer publishes goes; what it publishes now is held (or kept).
   for (const auto& held : store_.host_ports().of_space(space.id))
-    if (!publishes_ports(spec) || std::find(spec.external_ports.begin(), spec.external_ports.end(),
-                                            held.guest_port) == spec.external_ports.end()) {
+    if (!publishes_ports(space, spec) ||
+        std::find(spec.external_ports.begin(), spec.external_ports.end(), held.guest_port) ==
+            spec.external_ports.end()) {
       store_.host_ports().release_one(space.id, held.protocol, held.guest_port);
     }
-  if (!publishes_ports(spec)) return;
+  if (!publishes_ports(space, spec)) return;
   if (!forwarder_)
     throw EngineError(EngineError::Kind::Invalid,
                       "this server publishes no external ports (external: true with PortList "
@@ -36,17 +38,6 @@ void Engine::allocate_ports(const store::Space& space, const spec::Spec& spec) {
           "no free host port left in " + std::to_string(settings_.external_port_first) + "-" +
               std::to_string(settings_.external_port_last) +
               " (server.external_ports) for the space's external port " + std::to_string(port));
-}
-
-std::optional<std::string> Engine::guest_address(const std::string& domain) {
-  for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
-    try {
-      for (const auto& a : hypervisor_.interface_addresses(domain, source))
-        if (!a.ipv6 && spec::Ipv4Address::parse(a.address)) return a.address;
-    } catch (const libvirt::HypervisorError&) {
-    }
-  }
-  return std::nullopt;
 }
 
 void Engine::publish_ports(const std::string& id) {
@@ -84,7 +75,8 @@ void Engine::publisher_loop() {
 bool Engine::try_publish(const std::string& id, std::uint64_t generation, bool last_try) {
   const auto space = store_.spaces().get(id);
   if (!space || space->state != SpaceState::Running) return true;
-  const auto address = guest_address(space->domain_name);
+  auto* node = find_node(space->node);
+  const auto address = node ? node->address(*space) : std::nullopt;
   if (!address) {
     if (last_try) {
       std::lock_guard lock(forwards_mutex_);

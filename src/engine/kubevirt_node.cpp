@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "engine/engine_error.hpp"
 #include "kubevirt/apply.hpp"
 #include "kubevirt/render.hpp"
 
@@ -34,25 +35,13 @@ nlohmann::json check(const char* name, const char* title, bool passed, const std
           {"required", true}, {"detail", detail}, {"fix", passed ? std::string() : fix}};
 }
 
-}  // namespace
-
-const char* to_string(RemoteState state) {
-  switch (state) {
-    case RemoteState::Running:
-      return "running";
-    case RemoteState::Stopped:
-      return "stopped";
-    case RemoteState::Starting:
-      return "starting";
-    case RemoteState::Stopping:
-      return "stopping";
-    case RemoteState::Failed:
-      return "failed";
-    case RemoteState::Gone:
-      return "gone";
-  }
-  return "?";
+EngineError no_access(const store::Space& space) {
+  return EngineError(EngineError::Kind::Invalid, "the console and display of a space on node " +
+                                                     space.node +
+                                                     " are not available through bowline yet");
 }
+
+}  // namespace
 
 Observation observe_printable_status(const std::string& printable, bool ready) {
   static const std::set<std::string> running{"Running", "Migrating", "Paused"};
@@ -60,15 +49,15 @@ Observation observe_printable_status(const std::string& printable, bool ready) {
   static const std::set<std::string> starting{"Provisioning", "Starting", "WaitingForVolumeBinding",
                                               "WaitingForReceiver"};
   static const std::set<std::string> stopping{"Stopping", "Terminating"};
-  if (running.count(printable)) return {RemoteState::Running, printable};
-  if (stopped.count(printable)) return {RemoteState::Stopped, printable};
-  if (starting.count(printable)) return {RemoteState::Starting, printable};
-  if (stopping.count(printable)) return {RemoteState::Stopping, printable};
+  if (running.count(printable)) return {MachineState::Running, printable};
+  if (stopped.count(printable)) return {MachineState::Stopped, printable};
+  if (starting.count(printable)) return {MachineState::Starting, printable};
+  if (stopping.count(printable)) return {MachineState::Stopping, printable};
   // The controller has not written a status yet: a fresh VM, on its way somewhere.
   if (printable.empty())
-    return {ready ? RemoteState::Running : RemoteState::Starting, "no status reported yet"};
+    return {ready ? MachineState::Running : MachineState::Starting, "no status reported yet"};
   // CrashLoopBackOff, ErrorUnschedulable, ErrImagePull, DataVolumeError, Unknown, ...
-  return {RemoteState::Failed, printable};
+  return {MachineState::Failed, printable};
 }
 
 std::string applied_run_strategy(spec::RunStrategy strategy, bool running) {
@@ -86,13 +75,15 @@ std::string applied_run_strategy(spec::RunStrategy strategy, bool running) {
 }
 
 KubevirtNode::KubevirtNode(kubevirt::KubeClient& client, KubevirtNodeOptions options)
-    : client_(client), o_(std::move(options)) {}
+    : client_(client),
+      o_(std::move(options)),
+      timer_(o_.timer ? *o_.timer : util::steady_timer()) {}
 
 std::string KubevirtNode::vm_path(const std::string& vm) const {
   return "/apis/kubevirt.io/v1/namespaces/" + o_.ns + "/virtualmachines/" + vm;
 }
 
-std::vector<std::string> KubevirtNode::refusals(const spec::Spec& spec) const {
+std::vector<std::string> KubevirtNode::refusals(const spec::Spec& spec) {
   std::vector<std::string> out;
   if (spec.network.mode == spec::NetworkMode::Bridged)
     out.push_back(
@@ -102,18 +93,14 @@ std::vector<std::string> KubevirtNode::refusals(const spec::Spec& spec) const {
   return out;
 }
 
-void KubevirtNode::apply(const RemoteSpace& s, bool running) {
+std::optional<std::string> KubevirtNode::fixed_address_refusal(const spec::Spec&) const {
+  return "a space on the kubevirt node " + o_.name + " gets its address from the cluster";
+}
+
+void KubevirtNode::apply_objects(const NodeSpace& s, bool running) {
   kubevirt::RenderOptions options;
   options.ns = o_.ns;
-  if (s.owner) {
-    options.owner.username = s.owner->username;
-    options.owner.email = s.owner->email;
-    options.owner.timezone = s.owner->timezone;
-    options.owner.service_password = s.owner->service_password;
-    options.owner.ssh_keys = s.owner->ssh_keys;
-  } else {
-    options.owner.username = "pool";
-  }
+  options.owner = s.owner;
   options.space_name = s.space.name;
   options.space_id = s.space.id;
   auto manifests = kubevirt::render_manifests(s.spec, options);
@@ -131,24 +118,50 @@ void KubevirtNode::apply(const RemoteSpace& s, bool running) {
   }
 }
 
-void KubevirtNode::power_off(const store::Space& space) {
+Applied KubevirtNode::apply(const NodeSpace& s, const Progress& progress, bool run) {
+  progress.step("applying objects", 20);
+  apply_objects(s, run);
+  progress.applied();
+  progress.step(run ? "starting" : "stopped", 60);
+  return {settle(s.space, run ? MachineState::Running : MachineState::Stopped), true};
+}
+
+Observation KubevirtNode::settle(const store::Space& space, MachineState wanted) {
+  const auto deadline = timer_.now() + o_.settle_timeout;
+  Observation seen = observe(space);
+  while (seen.state != wanted && seen.state != MachineState::Failed &&
+         seen.state != MachineState::Gone && timer_.now() < deadline) {
+    timer_.sleep_for(std::chrono::seconds(1));
+    seen = observe(space);
+  }
+  if (seen.state == MachineState::Failed || seen.state == MachineState::Gone)
+    throw std::runtime_error(seen.detail);
+  return seen;  // still on its way after the timeout: the audit follows it up
+}
+
+Observation KubevirtNode::shut_down(const store::Space& space, const Progress& progress) {
+  progress.step("stopping", 10);
   // A merge patch of the one field: a stop must work even when the template no longer renders,
   // and a changed template applies at the next start, not at a stop.
   const auto response =
       client_.send("PATCH", vm_path(space.domain_name) + "?fieldManager=" + kubevirt::kFieldManager,
                    "application/merge-patch+json", R"({"spec":{"runStrategy":"Halted"}})");
-  if (response.status == 404) return;  // nothing there to stop
+  if (response.status == 404) return {MachineState::Stopped, ""};  // nothing there to stop
   if (!ok(response.status))
     throw api_error("stopping VirtualMachine/" + space.domain_name, response);
+  return settle(space, MachineState::Stopped);
 }
 
-void KubevirtNode::restart(const RemoteSpace& s) {
+Observation KubevirtNode::restart(const NodeSpace& s, const Progress& progress) {
+  progress.step("restarting", 20);
   const auto before = observe(s.space);
-  apply(s, true);  // a stopped VM starts here; a running one keeps running on the old spec
-  if (before.state == RemoteState::Running) subresource(s.spec.name, "restart");
+  apply_objects(s, true);  // a stopped VM starts here; a running one keeps running on the old spec
+  progress.applied();
+  if (before.state == MachineState::Running) subresource(s.spec.name, "restart");
+  return settle(s.space, MachineState::Running);
 }
 
-void KubevirtNode::remove(const store::Space& space) {
+void KubevirtNode::tear_down(const store::Space& space) {
   const auto& vm = space.domain_name;
   // In the order of apply; delete_objects goes backwards: Service, VM, Secret, DataVolume.
   const std::vector<Json> objects{
@@ -162,7 +175,9 @@ void KubevirtNode::remove(const store::Space& space) {
 
 Observation KubevirtNode::observe(const store::Space& space) {
   const auto response = client_.send("GET", vm_path(space.domain_name), "", "");
-  if (response.status == 404) return {RemoteState::Gone, "no VirtualMachine " + space.domain_name};
+  if (response.status == 404)
+    return {MachineState::Gone,
+            "the VirtualMachine " + space.domain_name + " vanished from the cluster"};
   if (!ok(response.status))
     throw api_error("reading VirtualMachine/" + space.domain_name, response);
   const auto vm = nlohmann::json::parse(response.body, nullptr, false);
@@ -174,7 +189,22 @@ Observation KubevirtNode::observe(const store::Space& space) {
       printable = status["printableStatus"].get<std::string>();
     ready = status.contains("ready") && status["ready"].is_boolean() && status["ready"].get<bool>();
   }
-  return observe_printable_status(printable, ready);
+  auto seen = observe_printable_status(printable, ready);
+  if (seen.state == MachineState::Failed) seen.detail = "the VirtualMachine reports " + seen.detail;
+  return seen;
+}
+
+void KubevirtNode::personalise(const NodeSpace&, const std::string&) {
+  throw std::runtime_error("a space on the kubevirt node " + o_.name +
+                           " is made its owner's by a restart, not in place");
+}
+
+std::unique_ptr<util::ByteStream> KubevirtNode::open_console(const store::Space& space) {
+  throw no_access(space);
+}
+
+int KubevirtNode::open_display(const store::Space& space) {
+  throw no_access(space);
 }
 
 void KubevirtNode::subresource(const std::string& vm, const std::string& verb) {

@@ -1,9 +1,9 @@
-// Pools: members of a NAT template kept booted and unowned, handed out by claims.
+// Pools: members of a NAT template kept booted and unowned on the default node, handed out by
+// claims.
 #include <algorithm>
 
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
-#include "engine/guest_agent.hpp"
 #include "engine/identifiers.hpp"
 #include "spec/loader.hpp"
 #include "store/errors.hpp"
@@ -40,9 +40,7 @@ store::Pool Engine::create_pool(const std::string& name, const std::string& temp
   const auto spec = space_spec(probe);
   if (auto problem = pool_template_problem(spec, template_name))
     throw EngineError(EngineError::Kind::Invalid, *problem);
-  if (!hypervisor_.network_exists(spec.network.bridge))
-    throw EngineError(EngineError::Kind::Invalid,
-                      "libvirt network " + spec.network.bridge + " does not exist on this host");
+  refuse_unrunnable(*nodes_.front(), spec, template_name);
   auto pool = store_.pools().create(name, tmpl->id, size);
   events_.publish(event::kPoolCreated, std::nullopt,
                   {{"pool", pool.name}, {"template", template_name}, {"size", size}});
@@ -119,7 +117,7 @@ void Engine::fill_pool(std::int64_t pool_id) {
                       "pool " + pool->name + " stopped refilling: " + *problem);
   for (auto n = static_cast<std::int64_t>(members.size()); n < pool->size; ++n) {
     const auto accepted = make_space(std::nullopt, pool_id, *tmpl, pool->name + "-" + random_hex(6),
-                                     std::nullopt, true);
+                                     std::nullopt, true, *nodes_.front());
     events_.publish(event::kPoolMember, accepted.space.id,
                     {{"pool", pool->name}, {"member", accepted.space.name}});
   }
@@ -167,20 +165,7 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
   if (member->state == SpaceState::Running) {
     try {
       const auto loaded = load(*member);
-      const auto plan = plan_for(loaded);
-      GuestIdentity identity;
-      identity.username = plan.guest.username;
-      identity.ssh_keys = plan.guest.ssh_keys;
-      identity.password_hash = plan.guest.password_hash;
-      identity.hostname = plan.guest.hostname;
-      identity.previous_user = "pool";
-      apply_identity(
-          [this, domain = member->domain_name](const std::string& json, std::chrono::seconds t) {
-            return hypervisor_.agent_command(domain, json, t);
-          },
-          identity);
-      // The seed now describes the owner too: a later boot keeps them.
-      write_seed(plan);
+      node_of(*member).personalise(node_space(loaded), "pool");
       events_.publish(event::kSpacePersonalised, member->id, {{"owner", owner->username}});
       return result;
     } catch (const std::exception& e) {

@@ -1,39 +1,23 @@
-// The store against libvirt (and the other nodes) at start-up and on a timer: libvirt's state
-// wins; operations a stopped server left are finished under their own ids; orphans are
-// reported, never deleted on a guess.
-#include <filesystem>
-
+// The store against the nodes at start-up and on a timer: what a node reports wins;
+// operations a stopped server left are finished under their own ids; orphans are reported,
+// never deleted on a guess.
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
 
 namespace bowline::engine {
 
-namespace fs = std::filesystem;
 using store::SpaceState;
-
-namespace {
-
-// Whether the domain has a guest (running, paused or blocked): the space counts as running.
-bool has_a_guest(const libvirt::DomainInfo& info) {
-  return info.status.state == libvirt::DomainState::Running ||
-         info.status.state == libvirt::DomainState::Paused ||
-         info.status.state == libvirt::DomainState::Blocked;
-}
-
-}  // namespace
 
 void Engine::reconcile() {
   auto unfinished = unfinished_operations();
-  std::set<std::string> known_domains;
   for (const auto& space : store_.spaces().list()) {
-    known_domains.insert(space.domain_name);
     reconcile_space(space, unfinished[space.id]);
     unfinished.erase(space.id);
   }
   // Operations of spaces that are gone, or of none.
   for (auto& [space_id, operations] : unfinished)
     end_interrupted(operations, "the server stopped before it finished");
-  report_orphans(known_domains);
+  report_orphans();
   for (const auto& pool : store_.pools().list()) replenish(pool.id);
 }
 
@@ -44,7 +28,7 @@ void Engine::reconcile_space(const store::Space& space, std::vector<store::Opera
     case SpaceState::Pending:
     case SpaceState::Creating:
     case SpaceState::Starting:
-      // The server stopped during an operation: finish it (bring_up is idempotent).
+      // The server stopped during an operation: finish it (a bring up is idempotent).
       if (to_run) {
         adopt(space.id, operations);
         start_space(space.id);
@@ -137,12 +121,8 @@ void Engine::audit() {
     for (const auto& [id, error] : forward_errors_) retry.push_back(id);
   }
   for (const auto& id : retry) publish_ports(id);
-  std::set<std::string> known_domains;
-  for (const auto& space : store_.spaces().list()) {
-    known_domains.insert(space.domain_name);
-    queue_drift_check(space.id);
-  }
-  report_orphans(known_domains);
+  for (const auto& space : store_.spaces().list()) queue_drift_check(space.id);
+  report_orphans();
 }
 
 void Engine::settle_interrupted(const store::Space& space, std::optional<std::int64_t> operation) {
@@ -150,12 +130,12 @@ void Engine::settle_interrupted(const store::Space& space, std::optional<std::in
   // machine is now (nothing made yet counts as stopped) is the space's state, and the
   // operation has done what it was for.
   try {
-    if (is_remote(space)) {
-      remote_settle_interrupted(space);
-    } else {
-      const auto info = hypervisor_.lookup(space.domain_name);
-      set_state(space.id, info && has_a_guest(*info) ? SpaceState::Running : SpaceState::Stopped);
-    }
+    const auto seen = node_of(space).observe(space);
+    if (seen.state == MachineState::Failed)
+      set_state(space.id, SpaceState::Error, seen.detail);
+    else  // Gone: nothing was made yet
+      set_state(space.id, seen.state == MachineState::Gone ? SpaceState::Stopped
+                                                           : space_state_of(seen.state));
     if (operation) {
       store_.operations().succeed(*operation);
       events_.publish(event::kOperationSucceeded, space.id, {{"operation", *operation}});
@@ -179,46 +159,51 @@ void Engine::queue_drift_check(const std::string& id) {
 }
 
 void Engine::check_drift(const store::Space& space) {
-  if (is_remote(space)) return remote_check_drift(space);
-  if (store::operation_owns(space.state)) return;
-  std::optional<libvirt::DomainInfo> info;
+  if (store::operation_owns(space.state) || space.applied_template_revision == 0)
+    return;  // an operation owns it, or nothing was ever made
+  auto* node = find_node(space.node);
+  if (!node) {
+    if (space.state != SpaceState::Error)
+      set_state(space.id, SpaceState::Error,
+                "the space's node " + space.node + " is not configured on this server");
+    return;
+  }
+  Observation seen;
   try {
-    info = hypervisor_.lookup(space.domain_name);
+    seen = node->observe(space);
   } catch (const std::exception& e) {
+    // The node cannot be asked: reported, the space's state left as it was.
     events_.publish(event::kReconcileError, space.id, {{"error", e.what()}});
     return;
   }
-  if (!info) {
-    if (space.applied_template_revision != 0 && space.state != SpaceState::Error)
-      set_state(space.id, SpaceState::Error,
-                "the domain " + space.domain_name + " vanished from libvirt");
+  if (seen.state == MachineState::Failed || seen.state == MachineState::Gone) {
+    if (space.state != SpaceState::Error || space.error != seen.detail)
+      set_state(space.id, SpaceState::Error, seen.detail);
     return;
   }
   // A space its user stopped stays off across a host reboot (older servers left autostart on).
-  if (space.desired_state == store::DesiredState::Stopped && info->autostart)
-    keep_off_at_boot(space);
-  const bool running = has_a_guest(*info);
-  if (running && space.state != SpaceState::Running) set_state(space.id, SpaceState::Running);
-  if (!running && space.state == SpaceState::Running) set_state(space.id, SpaceState::Stopped);
+  if (space.desired_state == store::DesiredState::Stopped) node->stay_off(space);
+  const auto state = space_state_of(seen.state);
+  // An error stays until the machine runs again.
+  if (space.state == SpaceState::Error && state != SpaceState::Running) return;
+  if (state != space.state) set_state(space.id, state);
 }
 
-void Engine::report_orphans(const std::set<std::string>& known_domains) {
+void Engine::report_orphans() {
   // What bowline made but the store does not know: reported, never deleted on a guess.
-  auto first_time = [this](const std::string& key) {
-    std::lock_guard lock(orphans_mutex_);
-    return reported_orphans_.insert(key).second;
-  };
-  for (const auto& domain : hypervisor_.list())
-    if (domain.metadata && !known_domains.count(domain.name) && first_time("domain:" + domain.name))
-      events_.publish(event::kReconcileOrphan, std::nullopt,
-                      {{"domain", domain.name}, {"space", domain.metadata->space_id}});
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(settings_.node.images_path, ec)) {
-    const auto name = entry.path().filename().string();
-    if (entry.is_directory() && !known_domains.count(name) && !plan::is_reserved_directory(name) &&
-        fs::exists(entry.path() / "seed.iso") && first_time("dir:" + entry.path().string()))
-      events_.publish(event::kReconcileOrphan, std::nullopt,
-                      {{"directory", entry.path().string()}});
+  const auto spaces = store_.spaces().list();
+  for (auto* node : nodes_) {
+    std::set<std::string> known;
+    for (const auto& space : spaces)
+      if (on_node(space, *node)) known.insert(space.domain_name);
+    for (auto& orphan : node->orphans(known)) {
+      {
+        std::lock_guard lock(orphans_mutex_);
+        if (!reported_orphans_.insert(node->name() + ":" + orphan.key).second) continue;
+      }
+      orphan.payload["node"] = node->name();
+      events_.publish(event::kReconcileOrphan, std::nullopt, orphan.payload);
+    }
   }
 }
 

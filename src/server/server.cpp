@@ -9,6 +9,7 @@
 #include "engine/engine.hpp"
 #include "engine/kubevirt_node.hpp"
 #include "engine/kvm_probe.hpp"
+#include "engine/libvirt_node.hpp"
 #include "engine/node_check.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
@@ -55,19 +56,24 @@ engine::DomainTypeChoice decide_domain_type(const ServerSettings& settings,
   return choice;
 }
 
-engine::EngineSettings engine_settings_for(const ServerSettings& settings,
-                                           plan::DomainType domain_type) {
+engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   engine::EngineSettings e;
-  e.node.domain_type = domain_type;
-  e.node.images_path = settings.images_path.string();
-  e.node.resolvers = settings.resolvers;
-  e.node.server_url = "http://" + settings.listen;
-  e.stop_timeout = settings.stop_timeout;
   e.external_port_first = settings.external_port_first;
   e.external_port_last = settings.external_port_last;
-  e.dedicated_cpus = settings.dedicated_cpus;
   e.reconcile_interval = settings.reconcile_interval;
   return e;
+}
+
+engine::LibvirtNodeSettings local_node_settings(const ServerSettings& settings,
+                                                plan::DomainType domain_type) {
+  engine::LibvirtNodeSettings n;
+  n.node.domain_type = domain_type;
+  n.node.images_path = settings.images_path.string();
+  n.node.resolvers = settings.resolvers;
+  n.node.server_url = "http://" + settings.listen;
+  n.stop_timeout = settings.stop_timeout;
+  n.dedicated_cpus = settings.dedicated_cpus;
+  return n;
 }
 
 // The KubeVirt node, when one is named: its kubeconfig is read once, here.
@@ -85,9 +91,9 @@ KubevirtWiring make_kubevirt_node(const ServerSettings& settings, std::ostream& 
   const auto server = connection.server;
   wiring.client =
       std::make_unique<kubevirt::CurlKubeClient>(std::move(connection), std::chrono::seconds(30));
-  wiring.node = std::make_unique<engine::KubevirtNode>(
-      *wiring.client,
-      engine::KubevirtNodeOptions{settings.kubevirt_name, settings.kubevirt_namespace, server});
+  engine::KubevirtNodeOptions options{settings.kubevirt_name, settings.kubevirt_namespace, server};
+  options.settle_timeout = settings.stop_timeout;
+  wiring.node = std::make_unique<engine::KubevirtNode>(*wiring.client, options);
   out << "bowline server: kubevirt node " << settings.kubevirt_name << " at " << server
       << ", namespace " << settings.kubevirt_namespace << "\n";
   return wiring;
@@ -167,16 +173,17 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     // Made before the engine, so that it outlives the engine's background work.
     const auto kubevirt = make_kubevirt_node(settings, out);
     engine::NftPortForwarder forwarder(runner, settings.data_dir.string());
-    engine::Engine engine(store, hypervisor, images, disks, host, events,
-                          engine_settings_for(settings, choice.type));
+    auto local_settings = local_node_settings(settings, choice.type);
+    local_settings.report = NodeReporter{settings, choice, store, hypervisor, host, runner};
+    engine::LibvirtNode local(hypervisor, images, disks, host, std::move(local_settings));
+    engine::Engine engine(store, events, engine_settings_for(settings));
+    engine.add_node(local);  // the first: the default node
     if (kubevirt.node) engine.add_node(*kubevirt.node);
     engine.set_port_forwarder(forwarder);
-    engine.start();  // subscribes to libvirt's events and reconciles
+    engine.start();  // watches the nodes' events and reconciles
 
     api::ApiOptions api_options;
-    api_options.node = NodeReporter{settings, choice, store, hypervisor, host, runner};
     api_options.sessions.secure_cookie = settings.secure_cookies;
-    if (kubevirt.node) api_options.remote_nodes.push_back(kubevirt.node.get());
     api::Api api(store, engine, events, api_options);
 
     const auto [address, port] = api::split_listen_address(settings.listen);

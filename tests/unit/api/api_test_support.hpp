@@ -31,6 +31,7 @@
 #include "engine/engine.hpp"
 #include "engine/event_bus.hpp"
 #include "engine/host_probe.hpp"
+#include "engine/libvirt_node.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
@@ -350,12 +351,14 @@ class ApiStack {
     images_cache_ = std::make_unique<image::ImageCache>(co);
     disks_ = std::make_unique<image::Disks>(runner_);
     events_ = std::make_unique<engine::EventBus>(*store_);
-    engine::EngineSettings es;
-    es.node.domain_type = plan::DomainType::Qemu;
-    es.node.images_path = images_.string();
-    es.stop_timeout = std::chrono::seconds(2);
-    engine_ = std::make_unique<engine::Engine>(*store_, *hypervisor_, *images_cache_, *disks_,
-                                               probe_, *events_, es);
+    engine::LibvirtNodeSettings local;
+    local.node.domain_type = plan::DomainType::Qemu;
+    local.node.images_path = images_.string();
+    local.stop_timeout = std::chrono::seconds(2);
+    node_ =
+        std::make_unique<engine::LibvirtNode>(*hypervisor_, *images_cache_, *disks_, probe_, local);
+    engine_ = std::make_unique<engine::Engine>(*store_, *events_, engine::EngineSettings{});
+    engine_->add_node(*node_);
     engine_->start();
     api_ = std::make_unique<Api>(*store_, *engine_, *events_, ApiOptions{});
     server_ = std::make_unique<HttpServer>(std::move(http),
@@ -421,6 +424,7 @@ class ApiStack {
   std::unique_ptr<image::ImageCache> images_cache_;
   std::unique_ptr<image::Disks> disks_;
   std::unique_ptr<engine::EventBus> events_;
+  std::unique_ptr<engine::LibvirtNode> node_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;

@@ -47,7 +47,7 @@ TEST(NodeReports, TheNodesRouteServesTheKeptReportAndOnlyAdminsRefreshIt) {
   std::atomic<int> checks{0};
   ApiOptions options;
   options.clock = &clock;
-  options.node = [&] {
+  options.report = [&](engine::Node&) {
     ++checks;
     return nlohmann::json{
         {"name", "local"}, {"runtimes", {"qemu"}}, {"checks", nlohmann::json::array()}};

@@ -1,6 +1,7 @@
 // The engine against libvirt's test driver (a real libvirt, in-process, no guests), a real
 // SQLite file, real qcow2 files made by qemu-img and a host probe that says which bridges exist.
 #include "engine/engine.hpp"
+#include "engine/libvirt_node.hpp"
 
 #include <gtest/gtest.h>
 
@@ -84,14 +85,18 @@ class EngineTest : public ::testing::Test {
   void start_engine(libvirt::Hypervisor& hypervisor) {
     if (engine_) engine_->wait_idle();
     engine_.reset();
+    node_.reset();
+    LibvirtNodeSettings local;
+    local.node.domain_type = plan::DomainType::Qemu;
+    local.node.images_path = images_.string();
+    local.stop_timeout = std::chrono::seconds(5);
+    local.dedicated_cpus = dedicated_cpus_;
+    local.timer = &timer_;  // time moves when a test says so
+    node_ = std::make_unique<LibvirtNode>(hypervisor, *cache_, *disks_, host_, local);
     EngineSettings settings;
-    settings.node.domain_type = plan::DomainType::Qemu;
-    settings.node.images_path = images_.string();
-    settings.stop_timeout = std::chrono::seconds(5);
-    settings.dedicated_cpus = dedicated_cpus_;
-    settings.timer = &timer_;  // time moves when a test says so
-    engine_ =
-        std::make_unique<Engine>(*store_, hypervisor, *cache_, *disks_, host_, *bus_, settings);
+    settings.timer = &timer_;
+    engine_ = std::make_unique<Engine>(*store_, *bus_, settings);
+    engine_->add_node(*node_);
     engine_->start();
   }
 
@@ -128,6 +133,7 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<image::Disks> disks_;
   std::unique_ptr<EventBus> bus_;
   std::unique_ptr<libvirt::Hypervisor> wrapper_;  // a test's own seam; outlives engine_
+  std::unique_ptr<LibvirtNode> node_;
   std::unique_ptr<Engine> engine_;
   std::int64_t alice_ = 0;
   std::vector<unsigned> dedicated_cpus_;  // server.kvm.dedicated_cpus for the next start_engine

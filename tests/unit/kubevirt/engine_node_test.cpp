@@ -8,6 +8,7 @@
 
 #include "engine/engine.hpp"
 #include "engine/kubevirt_node.hpp"
+#include "engine/libvirt_node.hpp"
 #include "kubevirt/apply.hpp"
 #include "kubevirt/curl_client.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
@@ -69,8 +70,9 @@ class EngineNode : public ::testing::Test {
   void start_engine(const Connection& connection) {
     engine_.reset();
     client_ = std::make_unique<CurlKubeClient>(connection, std::chrono::seconds(10));
-    node_ = std::make_unique<engine::KubevirtNode>(
-        *client_, engine::KubevirtNodeOptions{"cluster", "tenant-a", connection.server});
+    engine::KubevirtNodeOptions options{"cluster", "tenant-a", connection.server};
+    options.settle_timeout = std::chrono::seconds(5);
+    node_ = std::make_unique<engine::KubevirtNode>(*client_, options);
     images_ = fs::path(dir_.path()) / "images";
     fs::create_directories(images_);
     if (!store_) {
@@ -85,13 +87,15 @@ class EngineNode : public ::testing::Test {
                    .create({"alice", "alice@example.org", "", std::string("pw"), "", {}, {}})
                    .id;
     }
+    engine::LibvirtNodeSettings local_settings;
+    local_settings.node.domain_type = plan::DomainType::Qemu;
+    local_settings.node.images_path = images_.string();
+    local_ = std::make_unique<engine::LibvirtNode>(*hypervisor_, *cache_, *disks_, host_,
+                                                   local_settings);
     engine::EngineSettings settings;
-    settings.node.domain_type = plan::DomainType::Qemu;
-    settings.node.images_path = images_.string();
-    settings.stop_timeout = std::chrono::seconds(5);
     settings.reconcile_interval = std::chrono::seconds(0);  // the test runs audit() itself
-    engine_ = std::make_unique<engine::Engine>(*store_, *hypervisor_, *cache_, *disks_, host_,
-                                               *bus_, settings);
+    engine_ = std::make_unique<engine::Engine>(*store_, *bus_, settings);
+    engine_->add_node(*local_);
     engine_->add_node(*node_);
     engine_->start();
   }
@@ -153,6 +157,7 @@ class EngineNode : public ::testing::Test {
   std::unique_ptr<image::Disks> disks_;
   std::unique_ptr<engine::EventBus> bus_;
   std::unique_ptr<CurlKubeClient> client_;
+  std::unique_ptr<engine::LibvirtNode> local_;
   std::unique_ptr<engine::KubevirtNode> node_;
   std::unique_ptr<engine::Engine> engine_;
   std::int64_t alice_ = 0;

@@ -13,7 +13,7 @@
 namespace bowline::kubevirt::test {
 namespace {
 
-using engine::RemoteState;
+using engine::MachineState;
 
 // Answers from a script (default: 200 {}), records every request.
 class ScriptedClient final : public KubeClient {
@@ -44,29 +44,29 @@ store::Space space_named(const std::string& domain) {
 }
 
 TEST(KubevirtNode, PrintableStatusesMapToBowlinesStates) {
-  const std::vector<std::pair<std::string, RemoteState>> table{
-      {"Running", RemoteState::Running},
-      {"Paused", RemoteState::Running},
-      {"Migrating", RemoteState::Running},
-      {"Stopped", RemoteState::Stopped},
-      {"Provisioning", RemoteState::Starting},
-      {"Starting", RemoteState::Starting},
-      {"WaitingForVolumeBinding", RemoteState::Starting},
-      {"Stopping", RemoteState::Stopping},
-      {"Terminating", RemoteState::Stopping},
-      {"CrashLoopBackOff", RemoteState::Failed},
-      {"ErrorUnschedulable", RemoteState::Failed},
-      {"ErrImagePull", RemoteState::Failed},
-      {"DataVolumeError", RemoteState::Failed},
-      {"Unknown", RemoteState::Failed},
+  const std::vector<std::pair<std::string, MachineState>> table{
+      {"Running", MachineState::Running},
+      {"Paused", MachineState::Running},
+      {"Migrating", MachineState::Running},
+      {"Stopped", MachineState::Stopped},
+      {"Provisioning", MachineState::Starting},
+      {"Starting", MachineState::Starting},
+      {"WaitingForVolumeBinding", MachineState::Starting},
+      {"Stopping", MachineState::Stopping},
+      {"Terminating", MachineState::Stopping},
+      {"CrashLoopBackOff", MachineState::Failed},
+      {"ErrorUnschedulable", MachineState::Failed},
+      {"ErrImagePull", MachineState::Failed},
+      {"DataVolumeError", MachineState::Failed},
+      {"Unknown", MachineState::Failed},
   };
   for (const auto& [printable, state] : table) {
     const auto seen = engine::observe_printable_status(printable, false);
     EXPECT_EQ(seen.state, state) << printable;
     EXPECT_EQ(seen.detail, printable);
   }
-  EXPECT_EQ(engine::observe_printable_status("", false).state, RemoteState::Starting);
-  EXPECT_EQ(engine::observe_printable_status("", true).state, RemoteState::Running);
+  EXPECT_EQ(engine::observe_printable_status("", false).state, MachineState::Starting);
+  EXPECT_EQ(engine::observe_printable_status("", true).state, MachineState::Running);
 }
 
 TEST(KubevirtNode, TheAppliedRunStrategyFollowsTheDesiredState) {
@@ -86,8 +86,8 @@ TEST(KubevirtNode, ObserveReadsTheVirtualMachine) {
   client.answers = {{200, R"({"status":{"printableStatus":"Running","ready":true}})"},
                     {404, R"({"kind":"Status","reason":"NotFound"})"},
                     {403, R"({"kind":"Status","reason":"Forbidden","message":"no"})"}};
-  EXPECT_EQ(node.observe(space_named("dev-a")).state, RemoteState::Running);
-  EXPECT_EQ(node.observe(space_named("dev-a")).state, RemoteState::Gone);
+  EXPECT_EQ(node.observe(space_named("dev-a")).state, MachineState::Running);
+  EXPECT_EQ(node.observe(space_named("dev-a")).state, MachineState::Gone);
   try {
     node.observe(space_named("dev-a"));
     FAIL() << "no error";
@@ -101,13 +101,23 @@ TEST(KubevirtNode, ObserveReadsTheVirtualMachine) {
             "/apis/kubevirt.io/v1/namespaces/tenant-a/virtualmachines/dev-a");
 }
 
-TEST(KubevirtNode, PowerOffOfAVmThatIsGoneIsDone) {
+// A Progress that records nothing: these tests look at the requests.
+engine::Progress quiet() {
+  engine::Progress p;
+  p.step = [](const std::string&, int) {};
+  p.download = [](const std::string&, int, std::uint64_t, std::uint64_t) {};
+  p.applied = [] {};
+  p.booting = [] {};
+  return p;
+}
+
+TEST(KubevirtNode, ShuttingDownAVmThatIsGoneIsDone) {
   ScriptedClient client;
   engine::KubevirtNode node(client, {"cluster", "tenant-a", "https://k"});
   client.answers = {{404, "{}"}};
-  EXPECT_NO_THROW(node.power_off(space_named("dev-a")));
+  EXPECT_EQ(node.shut_down(space_named("dev-a"), quiet()).state, MachineState::Stopped);
   client.answers = {{422, R"({"kind":"Status","reason":"Invalid","message":"bad"})"}};
-  EXPECT_THROW(node.power_off(space_named("dev-a")), ApiError);
+  EXPECT_THROW(node.shut_down(space_named("dev-a"), quiet()), ApiError);
 }
 
 TEST(KubevirtNode, AManualStartOfARunningVmIsNotAnError) {
@@ -117,22 +127,25 @@ TEST(KubevirtNode, AManualStartOfARunningVmIsNotAnError) {
       "name: dev-a\nimage: https://images.example.org/d.qcow2\ndisk: 5Gi\n"
       "network: {mode: nat}\ninstanceType: u1.small\nrunStrategy: Manual\n");
   const auto space = space_named("dev-a");
-  store::User alice;
+  store::Template tmpl;
+  plan::Owner alice;
   alice.username = "alice";
+  const engine::NodeSpace on_node{space, tmpl, spec, alice, {}};
   // The applies (DataVolume, VirtualMachine, Service), then the start: 409 "already running".
   client.answers = {
       {201, "{}"},
       {201, "{}"},
       {201, "{}"},
-      {409, R"({"kind":"Status","reason":"Conflict","message":"VM is already running"})"}};
-  EXPECT_NO_THROW(node.apply({space, spec, &alice}, true));
-  ASSERT_EQ(client.sent.size(), 4u);
+      {409, R"({"kind":"Status","reason":"Conflict","message":"VM is already running"})"},
+      {200, R"({"status":{"printableStatus":"Running","ready":true}})"}};
+  EXPECT_EQ(node.apply(on_node, quiet(), true).seen.state, MachineState::Running);
+  ASSERT_EQ(client.sent.size(), 5u);  // and the state read
   EXPECT_EQ(client.sent[3].method, "PUT");
   EXPECT_EQ(client.sent[3].target,
             "/apis/subresources.kubevirt.io/v1/namespaces/tenant-a/virtualmachines/dev-a/start");
   // Any other refusal of the start is one.
   client.answers = {{200, "{}"}, {200, "{}"}, {200, "{}"}, {403, R"({"message":"no"})"}};
-  EXPECT_THROW(node.apply({space, spec, &alice}, true), ApiError);
+  EXPECT_THROW(node.apply(on_node, quiet(), true), ApiError);
 }
 
 }  // namespace

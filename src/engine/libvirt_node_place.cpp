@@ -1,28 +1,26 @@
 // A space's dedicated CPUs and resource-named GPUs, chosen when it starts (placement.hpp).
-#include "engine/devices.hpp"
-#include "engine/engine.hpp"
-#include "engine/placement.hpp"
-
+#include <algorithm>
 #include <cstdio>
+
+#include "engine/devices.hpp"
+#include "engine/engine_error.hpp"
+#include "engine/libvirt_node.hpp"
+#include "engine/placement.hpp"
 
 namespace bowline::engine {
 
-using store::SpaceState;
-
-plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
-                           const plan::Plan& plan) {
+plan::Placed LibvirtNode::place(const NodeSpace& s, const plan::Plan& plan) {
+  const auto& spec = s.spec;
   plan::Placed placed;
   const auto cpus = plan::dedicated_cpus_needed(plan);
   const auto gpus = plan::resource_gpus(spec);
   const auto devices_wanted = passthrough_devices(spec);
-  if ((cpus == 0 || settings_.dedicated_cpus.empty()) && gpus.empty() && devices_wanted.empty())
+  if ((cpus == 0 || s_.dedicated_cpus.empty()) && gpus.empty() && devices_wanted.empty())
     return placed;
 
   // What the other spaces of this node hold, by their domains.
   Held held;
-  for (const auto& other : store_.spaces().list()) {
-    if (other.id == space.id || is_remote(other)) continue;
-    if (!store::holds_node_resources(other.state)) continue;
+  for (const auto& other : s.neighbours()) {
     try {
       add_held(held, hypervisor_.domain_xml(other.domain_name));
     } catch (const libvirt::HypervisorError&) {  // not defined yet: holds nothing
@@ -40,16 +38,16 @@ plan::Placed Engine::place(const store::Space& space, const spec::Spec& spec,
                           "device " + d.text + " is held by another running space: stop it first");
     }
 
-  if (cpus > 0 && !settings_.dedicated_cpus.empty()) {
-    const auto chosen = choose_cpus(settings_.dedicated_cpus, held, cpus);
+  if (cpus > 0 && !s_.dedicated_cpus.empty()) {
+    const auto chosen = choose_cpus(s_.dedicated_cpus, held, cpus);
     if (!chosen) {
       std::size_t free = 0;
-      for (auto c : settings_.dedicated_cpus) free += held.cpus.count(c) ? 0 : 1;
-      throw EngineError(EngineError::Kind::Conflict,
-                        "the space needs " + std::to_string(cpus) + " dedicated CPUs; " +
-                            std::to_string(free) + " of the " +
-                            std::to_string(settings_.dedicated_cpus.size()) +
-                            " in server.kvm.dedicated_cpus are free");
+      for (auto c : s_.dedicated_cpus) free += held.cpus.count(c) ? 0 : 1;
+      throw EngineError(EngineError::Kind::Conflict, "the space needs " + std::to_string(cpus) +
+                                                         " dedicated CPUs; " +
+                                                         std::to_string(free) + " of the " +
+                                                         std::to_string(s_.dedicated_cpus.size()) +
+                                                         " in server.kvm.dedicated_cpus are free");
     }
     placed.cpus = *chosen;
     for (auto c : placed.cpus)

@@ -1,0 +1,19 @@
+// What the engine and its nodes refuse, by kind, so the API maps each to a status code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace bowline::engine {
+
+class EngineError : public std::runtime_error {
+ public:
+  enum class Kind { NotFound, Conflict, Invalid };
+  EngineError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+}  // namespace bowline::engine

@@ -1,0 +1,371 @@
+#include "engine/libvirt_node.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/devices.hpp"
+#include "engine/engine_error.hpp"
+#include "engine/guest_agent.hpp"
+#include "guest/cloud_init.hpp"
+#include "libvirt/domain_xml.hpp"
+#include "plan/change_parts.hpp"
+#include "spec/ipv4.hpp"
+
+namespace bowline::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl) {
+  plan::SpaceFacts facts;
+  facts.id = space.id;
+  facts.name = space.name;
+  if (space.ip) facts.ip = spec::Ipv4Address::parse(*space.ip);
+  facts.uuid = space.uuid;
+  facts.vnc_password = space.vnc_password;
+  facts.template_name = tmpl.name;
+  facts.template_id = std::to_string(tmpl.id);
+  return facts;
+}
+
+// Whether the domain has a guest (running, paused or blocked): the space counts as running.
+bool has_a_guest(const libvirt::DomainInfo& info) {
+  return info.status.state == libvirt::DomainState::Running ||
+         info.status.state == libvirt::DomainState::Paused ||
+         info.status.state == libvirt::DomainState::Blocked;
+}
+
+Observation gone(const store::Space& space) {
+  return {MachineState::Gone, "the domain " + space.domain_name + " vanished from libvirt"};
+}
+
+}  // namespace
+
+// Rewrites the seed only when its bytes change (a rename: a booting guest never sees half).
+void write_seed(const plan::Plan& plan) {
+  const auto iso = guest::seed_iso(plan.guest);
+  std::string current;
+  if (std::ifstream in{plan.seed_iso, std::ios::binary})
+    current.assign(std::istreambuf_iterator<char>(in), {});
+  if (current == iso) return;
+  const auto tmp = plan.seed_iso + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out.write(iso.data(), static_cast<std::streamsize>(iso.size()));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + tmp);
+  fs::rename(tmp, plan.seed_iso);
+}
+
+LibvirtNode::LibvirtNode(libvirt::Hypervisor& hypervisor, image::ImageCache& images,
+                         image::Disks& disks, const HostProbe& host, LibvirtNodeSettings settings)
+    : hypervisor_(hypervisor),
+      images_(images),
+      disks_(disks),
+      host_(host),
+      s_(std::move(settings)),
+      timer_(s_.timer ? *s_.timer : util::steady_timer()) {}
+
+LibvirtNode::~LibvirtNode() {
+  subscription_.reset();
+}
+
+plan::Plan LibvirtNode::plan_for(const NodeSpace& s) const {
+  return plan::make_plan(s.spec, s.owner, facts_of(s.space, s.tmpl), s_.node);
+}
+
+// --- admission --------------------------------------------------------------------------------
+
+std::vector<std::string> LibvirtNode::refusals(const spec::Spec& spec) {
+  std::vector<std::string> out;
+  const bool bridged = spec.network.mode == spec::NetworkMode::Bridged;
+  if (bridged && !host_.bridge_exists(spec.network.bridge))
+    out.push_back("bridge " + spec.network.bridge +
+                  " does not exist on this host (bowline node check says how to make one "
+                  "safely), or use network.mode nat");
+  if (!bridged && !hypervisor_.network_exists(spec.network.bridge))
+    out.push_back("libvirt network " + spec.network.bridge + " does not exist on this host");
+  if (spec.external && spec.external_method == spec::ExternalMethod::WholeIP && !bridged)
+    out.push_back(
+        "externalMethod WholeIP gives the VM an address of its own, which on this node only a "
+        "bridged space has: use network.mode bridged, or PortList to publish the externalPorts "
+        "on ports of this host");
+  if (const auto wanted = passthrough_devices(spec); !wanted.empty())
+    for (const auto& problem : device_problems(hypervisor_.node_devices(), wanted))
+      out.push_back(problem);
+  return out;
+}
+
+void LibvirtNode::check_machine_name(const std::string& machine) {
+  // The images path also holds the image caches: a space must not take their directories.
+  if (plan::is_reserved_directory(machine))
+    throw EngineError(
+        EngineError::Kind::Invalid,
+        "the domain name \"" + machine + "\" is reserved for bowline's image directories");
+  // A directory of that name is another tool's (a knot space sharing the images path) or a
+  // leftover: its disk must never become this space's, nor be removed if this create fails.
+  const auto dir = plan::space_dir(s_.node.images_path, machine);
+  if (std::error_code ec; fs::exists(dir, ec))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the directory " + dir +
+                          " exists but belongs to no space of this server (a leftover, or "
+                          "another tool's): move it away, or choose another name");
+  if (auto existing = hypervisor_.lookup(machine))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "libvirt already has a domain named " + machine +
+                          (existing->metadata ? " (left by bowline; see the reconciler's report)"
+                                              : " that bowline did not make"));
+}
+
+std::optional<std::string> LibvirtNode::fixed_address_refusal(const spec::Spec& spec) const {
+  if (spec.network.mode == spec::NetworkMode::Bridged) return std::nullopt;
+  return "a NAT space gets its address by DHCP";
+}
+
+// --- power ------------------------------------------------------------------------------------
+
+std::string LibvirtNode::resolve_image(const spec::Spec& spec, const Progress& progress) {
+  progress.step("resolving image", 5);
+  int last_percent = -1;
+  return images_.resolve(spec.image, [&](std::uint64_t done, std::uint64_t total) {
+    const int percent = total ? static_cast<int>(done * 100 / total) : 0;
+    if (percent != last_percent && percent % 5 == 0) {
+      last_percent = percent;
+      progress.download("downloading image", 5 + percent * 60 / 100, done, total);
+    }
+  });
+}
+
+void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
+                               const spec::Spec& spec) {
+  std::error_code ec;
+  if (!fs::exists(plan.space_dir, ec)) {
+    fs::create_directories(plan.space_dir);
+    fs::permissions(plan.space_dir, fs::perms::owner_all | fs::perms::group_read |
+                                        fs::perms::group_exec | fs::perms::others_read |
+                                        fs::perms::others_exec);
+  }
+  if (!fs::exists(plan.system_disk.path, ec))
+    disks_.create_overlay(base, plan.system_disk.path, spec.disk_bytes);
+  else if (spec.disk_bytes)
+    disks_.grow(plan.system_disk.path, *spec.disk_bytes);
+}
+
+void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
+  // Dedicated CPUs and GPUs: chosen and written into the domain under one lock.
+  std::lock_guard placing(placement_mutex_);
+  plan::place(plan, s.spec, place(s, plan));
+  hypervisor_.define(
+      libvirt::render_domain_xml(plan, libvirt::metadata_for(facts_of(s.space, s.tmpl), s.owner)));
+}
+
+void LibvirtNode::start_domain(const plan::Plan& plan) {
+  if (hypervisor_.state(plan.domain_name).state == libvirt::DomainState::Running) return;
+  libvirt::StartOptions options;
+  options.reset_nvram =
+      plan.firmware.bootloader == spec::Bootloader::Uefi && plan.firmware.reset_nvram_on_start;
+  try {
+    hypervisor_.start(plan.domain_name, options);
+  } catch (const libvirt::HypervisorError&) {
+    // libvirtd may still be finishing a start that this server asked for before it was
+    // killed: refused as "already running" (operation-invalid from the QEMU driver, an
+    // internal error from the test driver), it is what we wanted, not a failure.
+    bool running = false;
+    try {
+      running = hypervisor_.state(plan.domain_name).state == libvirt::DomainState::Running;
+    } catch (const std::exception&) {  // the start's own error says more
+    }
+    if (!running) throw;
+  }
+}
+
+// image -> overlay -> seed -> define -> start. The domain is made at the first start only.
+Applied LibvirtNode::apply(const NodeSpace& s, const Progress& progress, bool run) {
+  if (!run) return {{MachineState::Stopped, ""}, false};
+  const auto base = resolve_image(s.spec, progress);
+  auto plan = plan_for(s);
+  progress.step("preparing disk", 70);
+  prepare_disk(plan, base, s.spec);
+  progress.step("writing cloud-init seed", 80);
+  write_seed(plan);
+  progress.step("defining domain", 90);
+  define(s, plan);
+  hypervisor_.set_autostart(plan.domain_name, s.spec.run_strategy == spec::RunStrategy::Always);
+  progress.applied();
+  progress.step("starting", 95);
+  start_domain(plan);
+  return {{MachineState::Running, ""}, true};
+}
+
+bool LibvirtNode::wait_for_shutoff(const std::string& domain) {
+  const auto deadline = timer_.now() + s_.stop_timeout;
+  std::unique_lock lock(shutoff_mutex_);
+  for (;;) {
+    lock.unlock();
+    const auto info = hypervisor_.lookup(domain);
+    lock.lock();
+    if (!info || info->status.state == libvirt::DomainState::Shutoff) return true;
+    if (timer_.now() >= deadline) return false;
+    // Woken by the lifecycle event; the timed wait is only a safety net for a missed event.
+    timer_.wait_until(lock, shutoff_, std::min(deadline, timer_.now() + std::chrono::seconds(2)));
+  }
+}
+
+Observation LibvirtNode::shut_down(const store::Space& space, const Progress& progress) {
+  const auto info = hypervisor_.lookup(space.domain_name);
+  if (!info || info->status.state == libvirt::DomainState::Shutoff)
+    return {MachineState::Stopped, ""};
+  progress.step("shutting down", 10);
+  try {
+    hypervisor_.shutdown(space.domain_name);
+  } catch (const libvirt::HypervisorError&) {
+    // Not running any more, or no ACPI: destroy below decides.
+  }
+  if (!wait_for_shutoff(space.domain_name)) {
+    progress.step("forcing off after the stop timeout", 80);
+    hypervisor_.destroy(space.domain_name);
+  }
+  return {MachineState::Stopped, ""};
+}
+
+Observation LibvirtNode::restart(const NodeSpace& s, const Progress& progress) {
+  shut_down(s.space, progress.part(0, 30));
+  progress.booting();
+  return apply(s, progress.part(30, 100), true).seen;
+}
+
+// libvirt autostarts a domain when libvirtd starts (a host reboot): only while its space is to
+// run. A user's stop turns it off; the next start turns it on again for runStrategy Always.
+void LibvirtNode::stay_off(const store::Space& space) {
+  try {
+    if (const auto info = hypervisor_.lookup(space.domain_name); info && info->autostart)
+      hypervisor_.set_autostart(space.domain_name, false);
+  } catch (const libvirt::HypervisorError& e) {
+    if (!e.is_no_domain()) throw;
+  }
+}
+
+void LibvirtNode::tear_down(const store::Space& space) {
+  try {
+    hypervisor_.destroy(space.domain_name);
+  } catch (const libvirt::HypervisorError& e) {
+    if (!e.is_no_domain() && !e.is_operation_invalid()) throw;
+  }
+  hypervisor_.undefine(space.domain_name);
+  std::error_code ec;
+  const auto dir = plan::space_dir(s_.node.images_path, space.domain_name);
+  fs::remove_all(dir, ec);
+  if (ec) throw std::runtime_error("cannot remove " + dir + ": " + ec.message());
+}
+
+void LibvirtNode::personalise(const NodeSpace& s, const std::string& previous_user) {
+  const auto plan = plan_for(s);
+  GuestIdentity identity;
+  identity.username = plan.guest.username;
+  identity.ssh_keys = plan.guest.ssh_keys;
+  identity.password_hash = plan.guest.password_hash;
+  identity.hostname = plan.guest.hostname;
+  identity.previous_user = previous_user;
+  apply_identity(
+      [this, domain = s.space.domain_name](const std::string& json, std::chrono::seconds t) {
+        return hypervisor_.agent_command(domain, json, t);
+      },
+      identity);
+  // The seed now describes the owner too: a later boot keeps them.
+  write_seed(plan);
+}
+
+// --- watching ---------------------------------------------------------------------------------
+
+void LibvirtNode::watch(std::function<void(const MachineEvent&)> on_event) {
+  subscription_ = hypervisor_.subscribe(
+      [this, on_event = std::move(on_event)](const libvirt::LifecycleEvent& e) {
+        { std::lock_guard lock(shutoff_mutex_); }
+        shutoff_.notify_all();
+        MachineEvent event;
+        event.machine = e.domain;
+        if (const auto after = libvirt::state_after(e))
+          event.state = *after == libvirt::DomainState::Shutoff ? MachineState::Stopped
+                                                                : MachineState::Running;
+        event.crash = libvirt::is_crash(e);
+        event.description = libvirt::describe(e);
+        on_event(event);
+      });
+}
+
+void LibvirtNode::unwatch() {
+  subscription_.reset();
+}
+
+Observation LibvirtNode::observe(const store::Space& space) {
+  const auto info = hypervisor_.lookup(space.domain_name);
+  if (!info) return gone(space);
+  return {has_a_guest(*info) ? MachineState::Running : MachineState::Stopped, ""};
+}
+
+std::vector<Orphan> LibvirtNode::orphans(const std::set<std::string>& known) {
+  std::vector<Orphan> out;
+  for (const auto& domain : hypervisor_.list())
+    if (domain.metadata && !known.count(domain.name))
+      out.push_back({"domain:" + domain.name,
+                     {{"domain", domain.name}, {"space", domain.metadata->space_id}}});
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(s_.node.images_path, ec)) {
+    const auto name = entry.path().filename().string();
+    if (entry.is_directory() && !known.count(name) && !plan::is_reserved_directory(name) &&
+        fs::exists(entry.path() / "seed.iso"))
+      out.push_back({"dir:" + entry.path().string(), {{"directory", entry.path().string()}}});
+  }
+  return out;
+}
+
+std::optional<std::string> LibvirtNode::address(const store::Space& space) {
+  for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
+    try {
+      for (const auto& a : hypervisor_.interface_addresses(space.domain_name, source))
+        if (!a.ipv6 && spec::Ipv4Address::parse(a.address)) return a.address;
+    } catch (const libvirt::HypervisorError&) {
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Readiness> LibvirtNode::readiness(const store::Space& space) {
+  return read_readiness(
+      plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name)));
+}
+
+std::optional<std::map<std::string, std::string>> LibvirtNode::parts(const NodeSpace& s) {
+  const auto plan = plan_for(s);
+  return plan::change_parts(s.spec, plan);
+}
+
+// --- access -----------------------------------------------------------------------------------
+
+std::string LibvirtNode::own_domain(const store::Space& space) {
+  // A domain of that name that another space made (or nobody we know) is not this space's.
+  const auto info = hypervisor_.lookup(space.domain_name);
+  if (info && info->metadata && info->metadata->space_id != space.id)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the domain " + space.domain_name + " belongs to another space");
+  return space.domain_name;
+}
+
+std::unique_ptr<util::ByteStream> LibvirtNode::open_console(const store::Space& space) {
+  return hypervisor_.open_console(own_domain(space), {}, true);
+}
+
+int LibvirtNode::open_display(const store::Space& space) {
+  return hypervisor_.open_graphics(own_domain(space), 0, true);
+}
+
+nlohmann::json LibvirtNode::report() {
+  auto record = s_.report ? s_.report()
+                          : nlohmann::json{{"runtimes", nlohmann::json::array()},
+                                           {"checks", nlohmann::json::array()}};
+  if (!record.contains("name")) record["name"] = s_.name;
+  if (!record.contains("kind")) record["kind"] = kind();
+  return record;
+}
+
+}  // namespace bowline::engine

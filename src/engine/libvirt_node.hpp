@@ -1,0 +1,98 @@
+// A libvirt connection as a node: each space is a domain with a qcow2 overlay on a cached base
+// image and a cloud-init seed, in <images>/<domain>/. This host's libvirt is one; another URI
+// is another LibvirtNode, by configuration.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/host_probe.hpp"
+#include "engine/node.hpp"
+#include "image/cache.hpp"
+#include "image/overlay.hpp"
+#include "libvirt/hypervisor.hpp"
+#include "plan/plan.hpp"
+#include "util/timer.hpp"
+
+namespace bowline::engine {
+
+struct LibvirtNodeSettings {
+  std::string name = "local";
+  plan::NodeSettings node;  // domain type, images path, resolvers, the server's URL
+  // How long a guest has to power off after ACPI before it is forced off.
+  std::chrono::seconds stop_timeout{60};
+  // Host CPUs set aside for spaces whose instance type dedicates CPUs (server.kvm.dedicated_cpus).
+  std::vector<unsigned> dedicated_cpus;
+  // What the stop timeout waits with; unset: real time. It must outlive the node.
+  util::Timer* timer = nullptr;
+  // The node's record for GET /api/v1/nodes (the server's node check); unset: name and kind.
+  std::function<nlohmann::json()> report;
+};
+
+// Writes the space's cloud-init seed ISO when its bytes differ from the file's.
+void write_seed(const plan::Plan& plan);
+
+class LibvirtNode final : public Node {
+ public:
+  // Each must outlive the node.
+  LibvirtNode(libvirt::Hypervisor& hypervisor, image::ImageCache& images, image::Disks& disks,
+              const HostProbe& host, LibvirtNodeSettings settings);
+  ~LibvirtNode() override;
+
+  const std::string& name() const override { return s_.name; }
+  const char* kind() const override { return "libvirt"; }
+
+  std::vector<std::string> refusals(const spec::Spec& spec) override;
+  void check_machine_name(const std::string& machine) override;
+  std::optional<std::string> fixed_address_refusal(const spec::Spec& spec) const override;
+  bool publishes_host_ports() const override { return true; }
+
+  Applied apply(const NodeSpace& space, const Progress& progress, bool run) override;
+  Observation shut_down(const store::Space& space, const Progress& progress) override;
+  Observation restart(const NodeSpace& space, const Progress& progress) override;
+  void stay_off(const store::Space& space) override;
+  void tear_down(const store::Space& space) override;
+  void personalise(const NodeSpace& space, const std::string& previous_user) override;
+
+  void watch(std::function<void(const MachineEvent&)> on_event) override;
+  void unwatch() override;
+  Observation observe(const store::Space& space) override;
+  std::vector<Orphan> orphans(const std::set<std::string>& known) override;
+  std::optional<std::string> address(const store::Space& space) override;
+  std::optional<Readiness> readiness(const store::Space& space) override;
+  std::optional<std::map<std::string, std::string>> parts(const NodeSpace& space) override;
+
+  std::unique_ptr<util::ByteStream> open_console(const store::Space& space) override;
+  int open_display(const store::Space& space) override;
+  nlohmann::json report() override;
+
+ private:
+  plan::Plan plan_for(const NodeSpace& space) const;
+  std::string resolve_image(const spec::Spec& spec, const Progress& progress);
+  void prepare_disk(const plan::Plan& plan, const std::string& base, const spec::Spec& spec);
+  void define(const NodeSpace& space, plan::Plan& plan);
+  void start_domain(const plan::Plan& plan);
+  // Dedicated CPUs and resource-named GPUs for this start (libvirt_node_place.cpp); called
+  // with placement_mutex_ held until the domain is defined, so two starts never take the same.
+  plan::Placed place(const NodeSpace& space, const plan::Plan& plan);
+  bool wait_for_shutoff(const std::string& domain);
+  // The space's domain, checked to be this space's (not another space's of the same name).
+  std::string own_domain(const store::Space& space);
+
+  libvirt::Hypervisor& hypervisor_;
+  image::ImageCache& images_;
+  image::Disks& disks_;
+  const HostProbe& host_;
+  LibvirtNodeSettings s_;
+  util::Timer& timer_;
+  std::mutex placement_mutex_;
+  std::mutex shutoff_mutex_;
+  std::condition_variable shutoff_;
+  libvirt::Subscription subscription_;
+};
+
+}  // namespace bowline::engine
