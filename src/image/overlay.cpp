@@ -26,6 +26,25 @@ std::string command_line(const std::vector<std::string>& argv) {
   return out;
 }
 
+// A base image that names another file makes QEMU open that file (or, through a json: or nbd:
+// name, connect to a server) with the rights of the space: an image from the internet could
+// read a host file into the guest. bowline's bases stand alone.
+void refuse_indirection(const fs::path& base, const Qcow2Header& header) {
+  const std::string why =
+      ": bowline refuses base images that point at other files (such an image can make QEMU "
+      "read a file of this host or connect to an internal server); make a standalone copy "
+      "with qemu-img convert -O qcow2 " +
+      base.string() + " NEW.qcow2 and use that";
+  if (header.backing_file)
+    throw DiskError("the base image " + base.string() + " has a backing file (" +
+                    *header.backing_file + ")" + why);
+  if (header.external_data_file)
+    throw DiskError("the base image " + base.string() + " keeps its data in an external file" +
+                    (header.external_data_file->empty() ? std::string()
+                                                        : " (" + *header.external_data_file + ")") +
+                    why);
+}
+
 }  // namespace
 
 std::uint64_t sector_aligned(std::uint64_t bytes) {
@@ -88,6 +107,7 @@ void Disks::create_overlay(const fs::path& base, const fs::path& overlay,
     throw DiskError("the base image " + absolute_base.string() + " is " + format +
                     ", not qcow2: convert it with qemu-img convert -O qcow2");
   }
+  refuse_indirection(absolute_base, *base_header);
   std::uint64_t target = base_header->virtual_size;
   if (size_bytes) {
     const auto wanted = sector_aligned(*size_bytes);

@@ -19,6 +19,8 @@ namespace {
 constexpr std::uint32_t kMagic = 0x514649fb;  // "QFI\xfb"
 constexpr std::uint32_t kExtEnd = 0;
 constexpr std::uint32_t kExtBackingFormat = 0xe2792aca;
+constexpr std::uint32_t kExtDataFile = 0x44415441;
+constexpr std::uint64_t kIncompatibleDataFile = 1u << 2;
 constexpr std::uint32_t kClusterBits = 16;  // 64 KiB, qemu-img's default
 constexpr std::uint64_t kClusterSize = std::uint64_t{1} << kClusterBits;
 constexpr std::uint32_t kHeaderLength = 112;      // v3 header with the compression type byte
@@ -114,6 +116,7 @@ std::optional<Qcow2Header> read_qcow2_header(const fs::path& file) {
   if (h.version == 3) {
     if (got < 104) throw damaged("it is shorter than a version 3 header");
     ext = be32(b.data() + 100);
+    if (be64(b.data() + 72) & kIncompatibleDataFile) h.external_data_file.emplace();
   }
   // Header extensions, up to the end marker, the backing file name or the first cluster's end.
   const std::size_t ext_limit = std::min<std::size_t>(
@@ -127,6 +130,8 @@ std::optional<Qcow2Header> read_qcow2_header(const fs::path& file) {
     if (ext + 8 + length > ext_limit) throw damaged("a header extension runs past its end");
     if (type == kExtBackingFormat)
       h.backing_format.emplace(reinterpret_cast<const char*>(b.data() + ext + 8), length);
+    if (type == kExtDataFile)
+      h.external_data_file.emplace(reinterpret_cast<const char*>(b.data() + ext + 8), length);
     ext += 8 + (length + 7) / 8 * 8;
   }
   if (backing_offset != 0) {

@@ -20,6 +20,9 @@ struct Qcow2Header {
   std::uint32_t cluster_bits = 0;
   std::optional<std::string> backing_file;
   std::optional<std::string> backing_format;  // from the backing-format header extension
+  // The image keeps its data in another file (v3 incompatible feature bit 2): the file's name
+  // from the data-file extension, or empty when the extension is missing.
+  std::optional<std::string> external_data_file;
 };
 
 // The header of a qcow2 file; std::nullopt when the file is not qcow2 (no qcow2 magic).

@@ -47,10 +47,18 @@ std::string info_json(std::uint64_t size, const std::string& format = "qcow2") {
          format + R"(", "dirty-flag": false})";
 }
 
+// A standalone qcow2 base, made by the real qemu-img (bases with backing files are refused).
+void make_base(const std::string& path, std::uint64_t size) {
+  util::SystemProcessRunner runner;
+  const auto made =
+      runner.run({"qemu-img", "create", "-q", "-f", "qcow2", path, std::to_string(size)}, 30s);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+}
+
 // Overlays are written in-process: no command runs on the way, whatever the size.
 TEST(DisksArgv, CreatingAnOverlayRunsNoCommand) {
   TempDir dir;
-  write_qcow2_overlay(dir.file("base.qcow2"), "/somewhere/else.qcow2", "qcow2", 2 * kGiB);
+  make_base(dir.file("base.qcow2"), 2 * kGiB);
   ScriptedRunner runner;
   Disks disks(runner);
   disks.create_overlay(dir.file("base.qcow2"), dir.file("a.qcow2"));
@@ -62,7 +70,7 @@ TEST(DisksArgv, CreatingAnOverlayRunsNoCommand) {
 
 TEST(DisksArgv, ARelativeBaseIsRecordedAbsolute) {
   TempDir dir;
-  write_qcow2_overlay(dir.file("base.qcow2"), "/x.qcow2", "qcow2", kGiB);
+  make_base(dir.file("base.qcow2"), kGiB);
   const auto cwd = fs::current_path();
   fs::current_path(dir.file(""));
   ScriptedRunner runner;
@@ -75,7 +83,7 @@ TEST(DisksArgv, ARelativeBaseIsRecordedAbsolute) {
 
 TEST(DisksArgv, ASizeBelowTheBaseIsRefusedBeforeAnythingIsMade) {
   TempDir dir;
-  write_qcow2_overlay(dir.file("base.qcow2"), "/x.qcow2", "qcow2", 2 * kGiB);
+  make_base(dir.file("base.qcow2"), 2 * kGiB);
   ScriptedRunner runner;
   Disks disks(runner);
   try {
@@ -220,6 +228,38 @@ TEST_F(RealDisks, AFailedCreateLeavesNoFile) {
   EXPECT_THROW(disks_.create_overlay(dir_.file("base.qcow2"), dir_.file("nodir/disk.qcow2")),
                DiskError);
   EXPECT_FALSE(fs::exists(dir_.file("nodir")));
+}
+
+// Hostile base images: each would make QEMU open a file (or a server) the image names.
+TEST_F(RealDisks, ABaseThatPointsAtAnotherFileIsRefusedBeforeAnythingIsMade) {
+  // A "cloud image" whose backing file is a file of this host.
+  write_file(dir_.file("secret"), "host secret");
+  auto made = runner_.run({"qemu-img", "create", "-q", "-f", "qcow2", "-b", dir_.file("secret"),
+                           "-F", "raw", dir_.file("backed.qcow2"), "64M"},
+                          30s);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  try {
+    disks_.create_overlay(dir_.file("backed.qcow2"), dir_.file("disk.qcow2"));
+    FAIL() << "a base with a backing file was accepted";
+  } catch (const DiskError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("has a backing file (" + dir_.file("secret") + ")"));
+    EXPECT_THAT(e.what(), HasSubstr("qemu-img convert -O qcow2"));
+  }
+  EXPECT_FALSE(fs::exists(dir_.file("disk.qcow2")));
+
+  // One that keeps its data in an external file.
+  made = runner_.run({"qemu-img", "create", "-q", "-f", "qcow2", "-o",
+                      "data_file=" + dir_.file("data.raw"), dir_.file("external.qcow2"), "64M"},
+                     30s);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  try {
+    disks_.create_overlay(dir_.file("external.qcow2"), dir_.file("disk.qcow2"));
+    FAIL() << "a base with an external data file was accepted";
+  } catch (const DiskError& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("keeps its data in an external file (" + dir_.file("data.raw") + ")"));
+  }
+  EXPECT_FALSE(fs::exists(dir_.file("disk.qcow2")));
 }
 
 }  // namespace
