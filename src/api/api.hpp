@@ -61,6 +61,9 @@ class Api {
   void add_pool_routes();
   void add_session_routes();
   void add_access_routes();
+  // Steps of the add_*_routes above.
+  void add_user_credential_routes();
+  void add_space_change_routes();
   // The checks of a WebSocket route before its upgrade: Origin, visibility, permission, the
   // template's switch, a running space. Returns the space.
   store::Space access_space(const Caller& caller, const Request& request,

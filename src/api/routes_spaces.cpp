@@ -7,12 +7,47 @@
 
 namespace bowline::api {
 
+namespace {
+
+// ?all (anything but 0 or false): every user's spaces, for an admin.
+bool wants_all(const Request& request) {
+  const auto all_param = request.query.find("all");
+  return all_param != request.query.end() && all_param->second != "0" &&
+         all_param->second != "false";
+}
+
+// The body of POST /spaces as the engine's request; another owner than the caller is for
+// admins only.
+engine::CreateSpaceRequest create_request_from(store::Store& store, const Caller& caller,
+                                               const nlohmann::json& body) {
+  engine::CreateSpaceRequest create;
+  create.owner_id = caller.user.id;
+  if (auto owner = string_field(body, "owner"); owner && *owner != caller.user.username) {
+    require_admin(caller);
+    auto user = store.users().find_by_username(*owner);
+    if (!user) throw HttpError(422, "no user named " + *owner);
+    create.owner_id = user->id;
+  }
+  create.template_name = required_string(body, "template");
+  create.name = required_string(body, "name");
+  create.ip = string_field(body, "ip");
+  create.start = bool_field(body, "start").value_or(true);
+  return create;
+}
+
+// An operation id from the path: a number of at most 18 digits.
+std::optional<std::int64_t> operation_id(const std::string& raw) {
+  if (raw.empty() || raw.size() > 18 || raw.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(raw);
+}
+
+}  // namespace
+
 void Api::add_space_routes() {
   router_.add("GET", "/api/v1/spaces", Access::Any,
               [this](const Caller& caller, const Request& request) {
-                const auto all_param = request.query.find("all");
-                const bool all = all_param != request.query.end() && all_param->second != "0" &&
-                                 all_param->second != "false";
+                const bool all = wants_all(request);
                 if (all) require_admin(caller);
                 Response response;
                 response.shared_body = spaces_list_.list(
@@ -23,18 +58,7 @@ void Api::add_space_routes() {
   router_.add(
       "POST", "/api/v1/spaces", Access::Any, [this](const Caller& caller, const Request& request) {
         const auto body = object_body(request);
-        engine::CreateSpaceRequest create;
-        create.owner_id = caller.user.id;
-        if (auto owner = string_field(body, "owner"); owner && *owner != caller.user.username) {
-          require_admin(caller);
-          auto user = store_.users().find_by_username(*owner);
-          if (!user) throw HttpError(422, "no user named " + *owner);
-          create.owner_id = user->id;
-        }
-        create.template_name = required_string(body, "template");
-        create.name = required_string(body, "name");
-        create.ip = string_field(body, "ip");
-        create.start = bool_field(body, "start").value_or(true);
+        const auto create = create_request_from(store_, caller, body);
         const auto accepted = engine_.create_space(create, string_field(body, "node").value_or(""));
         auto out = accepted_json(accepted.space.id, accepted.operation_id);
         if (out["space"].is_null()) out["space"] = space_json_of(accepted.space);
@@ -52,6 +76,11 @@ void Api::add_space_routes() {
                 return Response::json(200, out);
               });
 
+  add_space_change_routes();
+}
+
+// Changes to a space (the lifecycle verbs, its address) and the operations the verbs start.
+void Api::add_space_change_routes() {
   const auto lifecycle = [this](std::int64_t (engine::Engine::*verb)(const std::string&)) {
     return [this, verb](const Caller& caller, const Request& request) {
       const auto space = visible_space(caller, request.param("id"));
@@ -79,10 +108,9 @@ void Api::add_space_routes() {
               [this](const Caller& caller, const Request& request) {
                 const auto& raw = request.param("id");
                 const auto not_found = HttpError(404, "no operation with id " + raw);
-                if (raw.empty() || raw.size() > 18 ||
-                    raw.find_first_not_of("0123456789") != std::string::npos)
-                  throw not_found;
-                const auto op = store_.operations().get(std::stoll(raw));
+                const auto id = operation_id(raw);
+                if (!id) throw not_found;
+                const auto op = store_.operations().get(*id);
                 if (!op) throw not_found;
                 if (!caller.admin()) {
                   // The space may be gone (a finished delete): its last known owner decides.

@@ -91,6 +91,91 @@ std::set<store::Permission> parse_permissions(const std::vector<std::string>& na
   return out;
 }
 
+// The body of POST /users as a new account, each field checked in turn.
+store::NewUser new_user_from(const nlohmann::json& body) {
+  store::NewUser fresh;
+  fresh.username = required_string(body, "username");
+  check_username(fresh.username);
+  fresh.email = string_field(body, "email").value_or("");
+  check_email(fresh.email);
+  fresh.timezone = string_field(body, "timezone").value_or("");
+  check_timezone(fresh.timezone);
+  if (auto password = string_field(body, "password")) {
+    check_password(*password);
+    fresh.password_hash = hash_password(*password);
+  }
+  if (auto service = string_field(body, "servicePassword")) {
+    check_service_password(*service);
+    fresh.service_password = *service;
+  }
+  for (auto& key : string_list_field(body, "sshKeys").value_or(std::vector<std::string>{})) {
+    auto checked = check_ssh_key(key);
+    if (std::find(fresh.ssh_keys.begin(), fresh.ssh_keys.end(), checked) == fresh.ssh_keys.end())
+      fresh.ssh_keys.push_back(std::move(checked));
+  }
+  if (auto permissions = string_list_field(body, "permissions"))
+    fresh.permissions = parse_permissions(*permissions);
+  return fresh;
+}
+
+// What a PATCH /users/{username} changes that is not a field of store::User itself.
+struct UserPatch {
+  std::optional<std::set<store::Permission>> permissions;
+  std::optional<std::string> password_hash;
+};
+
+// Checks the whole PATCH body before anything is written: sets the email, timezone and
+// service password on `user` and returns the rest.
+UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, store::User& user) {
+  UserPatch patch;
+  if (auto names = string_list_field(body, "permissions")) {
+    require_admin(caller);
+    patch.permissions = parse_permissions(*names);
+  }
+  if (auto password = string_field(body, "password")) {
+    check_password(*password);
+    patch.password_hash = hash_password(*password);
+  }
+  if (auto email = string_field(body, "email")) {
+    check_email(*email);
+    user.email = *email;
+  }
+  if (auto tz = string_field(body, "timezone")) {
+    check_timezone(*tz);
+    user.timezone = *tz;
+  }
+  if (body.contains("servicePassword")) {
+    if (auto service = string_field(body, "servicePassword")) {
+      check_service_password(*service);
+      user.service_password = *service;
+    } else {
+      user.service_password.reset();  // null: no service password any more
+    }
+  }
+  return patch;
+}
+
+// HttpError 409 when the patch would take the admin permission from the last admin.
+void keep_an_admin(store::Store& store, const store::User& user, const UserPatch& patch) {
+  if (!patch.permissions || !user.has(store::Permission::Admin) ||
+      patch.permissions->count(store::Permission::Admin))
+    return;
+  const auto users = store.users().list();
+  const auto admins = std::count_if(users.begin(), users.end(),
+                                    [](const auto& u) { return u.has(store::Permission::Admin); });
+  if (admins <= 1) throw HttpError(409, user.username + " is the last admin");
+}
+
+// Writes the patched user in one transaction, after the last-admin check inside it.
+void save_user_patch(store::Store& store, store::User& user, const UserPatch& patch) {
+  auto transaction = store.transaction();
+  keep_an_admin(store, user, patch);
+  if (patch.permissions) user.permissions = *patch.permissions;
+  store.users().update(user);
+  if (patch.password_hash) store.users().set_password_hash(user.id, *patch.password_hash);
+  transaction.commit();
+}
+
 }  // namespace
 
 void Api::add_user_routes() {
@@ -104,44 +189,21 @@ void Api::add_user_routes() {
     return Response::json(200, out);
   });
 
-  router_.add(
-      "POST", "/api/v1/users", Access::Admin, [this](const Caller&, const Request& request) {
-        const auto body = object_body(request);
-        store::NewUser fresh;
-        fresh.username = required_string(body, "username");
-        check_username(fresh.username);
-        fresh.email = string_field(body, "email").value_or("");
-        check_email(fresh.email);
-        fresh.timezone = string_field(body, "timezone").value_or("");
-        check_timezone(fresh.timezone);
-        if (auto password = string_field(body, "password")) {
-          check_password(*password);
-          fresh.password_hash = hash_password(*password);
-        }
-        if (auto service = string_field(body, "servicePassword")) {
-          check_service_password(*service);
-          fresh.service_password = *service;
-        }
-        for (auto& key : string_list_field(body, "sshKeys").value_or(std::vector<std::string>{})) {
-          auto checked = check_ssh_key(key);
-          if (std::find(fresh.ssh_keys.begin(), fresh.ssh_keys.end(), checked) ==
-              fresh.ssh_keys.end())
-            fresh.ssh_keys.push_back(std::move(checked));
-        }
-        if (auto permissions = string_list_field(body, "permissions"))
-          fresh.permissions = parse_permissions(*permissions);
-        std::string token;
-        store::User user;
-        {
-          auto transaction = store_.transaction();
-          user = store_.users().create(fresh);
-          token = issue_token(store_, user.id, "first token");
-          transaction.commit();
-        }
-        auto out = user_json(user);
-        out["token"] = token;
-        return Response::json(201, out);
-      });
+  router_.add("POST", "/api/v1/users", Access::Admin,
+              [this](const Caller&, const Request& request) {
+                const auto fresh = new_user_from(object_body(request));
+                std::string token;
+                store::User user;
+                {
+                  auto transaction = store_.transaction();
+                  user = store_.users().create(fresh);
+                  token = issue_token(store_, user.id, "first token");
+                  transaction.commit();
+                }
+                auto out = user_json(user);
+                out["token"] = token;
+                return Response::json(201, out);
+              });
 
   router_.add("GET", "/api/v1/users/{username}", Access::AdminOrSelf,
               [this](const Caller& caller, const Request& request) {
@@ -152,52 +214,16 @@ void Api::add_user_routes() {
   router_.add("PATCH", "/api/v1/users/{username}", Access::AdminOrSelf,
               [this](const Caller& caller, const Request& request) {
                 auto user = target_user(caller, request.param("username"));
-                const auto body = object_body(request);
-                // Everything is checked before anything is written.
-                std::optional<std::set<store::Permission>> permissions;
-                if (auto names = string_list_field(body, "permissions")) {
-                  require_admin(caller);
-                  permissions = parse_permissions(*names);
-                }
-                std::optional<std::string> password_hash;
-                if (auto password = string_field(body, "password")) {
-                  check_password(*password);
-                  password_hash = hash_password(*password);
-                }
-                if (auto email = string_field(body, "email")) {
-                  check_email(*email);
-                  user.email = *email;
-                }
-                if (auto tz = string_field(body, "timezone")) {
-                  check_timezone(*tz);
-                  user.timezone = *tz;
-                }
-                if (body.contains("servicePassword")) {
-                  if (auto service = string_field(body, "servicePassword")) {
-                    check_service_password(*service);
-                    user.service_password = *service;
-                  } else {
-                    user.service_password.reset();  // null: no service password any more
-                  }
-                }
-                {
-                  auto transaction = store_.transaction();
-                  if (permissions && user.has(store::Permission::Admin) &&
-                      !permissions->count(store::Permission::Admin)) {
-                    const auto users = store_.users().list();
-                    const auto admins = std::count_if(
-                        users.begin(), users.end(),
-                        [](const auto& u) { return u.has(store::Permission::Admin); });
-                    if (admins <= 1) throw HttpError(409, user.username + " is the last admin");
-                  }
-                  if (permissions) user.permissions = *permissions;
-                  store_.users().update(user);
-                  if (password_hash) store_.users().set_password_hash(user.id, *password_hash);
-                  transaction.commit();
-                }
+                const auto patch = read_user_patch(caller, object_body(request), user);
+                save_user_patch(store_, user, patch);
                 return Response::json(200, user_json(*store_.users().get(user.id)));
               });
 
+  add_user_credential_routes();
+}
+
+// A user's SSH keys and API tokens.
+void Api::add_user_credential_routes() {
   router_.add("POST", "/api/v1/users/{username}/keys", Access::AdminOrSelf,
               [this](const Caller& caller, const Request& request) {
                 auto user = target_user(caller, request.param("username"));

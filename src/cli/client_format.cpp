@@ -140,6 +140,74 @@ std::string format_spaces(const ojson& spaces) {
   return format_table(rows);
 }
 
+namespace {
+
+// "running (wants stopped)" while the space is on its way to another state.
+std::string state_text(const ojson& space) {
+  std::string state = dash(text_of(space, "state"));
+  const auto desired = text_of(space, "desiredState");
+  if (!desired.empty() && desired != state) state += " (wants " + desired + ")";
+  return state;
+}
+
+// "debian, revision 3"; `info` is the space's info (or an empty object).
+std::string template_text(const ojson& space, const ojson& info) {
+  std::string revision = text_of(space, "templateRevision");
+  if (revision.empty()) revision = text_of(info, "templateRevision");
+  std::string tmpl = dash(text_of(space, "template"));
+  if (!revision.empty()) tmpl += ", revision " + revision;
+  return tmpl;
+}
+
+// The template revision the domain was defined from, and whether a newer one waits.
+std::string definition_text(const ojson& space, const ojson& info) {
+  const auto applied = text_of(space, "appliedRevision");
+  const bool pending = flag(&space, {"redefinePending"}) || flag(&info, {"redefinePending"});
+  std::string definition;
+  if (applied.empty() || applied == "0")
+    definition = "not defined yet";
+  else
+    definition = "from revision " + applied;
+  if (pending) definition += "; redefine pending: the template's change applies at the next start";
+  return definition;
+}
+
+// "environment, account (next start); cloudInit (new spaces only)"; empty when none.
+std::string pending_text(const ojson& info) {
+  std::string line;
+  if (const auto* changes = member(info, "pendingChanges"); changes && changes->is_array()) {
+    std::map<std::string, std::string> by_when;
+    for (const auto& c : *changes) {
+      auto& list = by_when[text_of(c, "applies")];
+      list += (list.empty() ? "" : ", ") + text_of(c, "part");
+    }
+    for (const auto& [when, parts] : by_when)
+      line += (line.empty() ? "" : "; ") + parts + " (" + when + ")";
+  }
+  return line;
+}
+
+// "tcp 20000 -> 22, tcp 20001 -> 8080 (forwarded on every address of the server's host)";
+// empty when the space has no external ports.
+std::string external_ports_text(const ojson& info) {
+  const auto* ports = member(info, "externalPorts");
+  if (!ports || !ports->is_array() || ports->empty()) return "";
+  std::string line;
+  bool active = true;
+  for (const auto& p : *ports) {
+    line += (line.empty() ? "" : ", ") + text_of(p, "protocol") + " " + text_of(p, "hostPort") +
+            " -> " + text_of(p, "guestPort");
+    active = active && p.value("active", false);
+  }
+  const auto error = text_of(info, "externalError");
+  line += !error.empty() ? " (not forwarded: " + error + ")"
+          : active       ? " (forwarded on the server host's addresses)"
+                         : " (forwarded while the space runs)";
+  return line;
+}
+
+}  // namespace
+
 std::string format_space_info(const ojson& space) {
   const auto* info = member(space, "info");
   const ojson empty = ojson::object();
@@ -148,71 +216,29 @@ std::string format_space_info(const ojson& space) {
   auto row = [&](const std::string& key, const std::string& value) {
     rows.push_back({key + ":", value});
   };
+  auto row_unless_empty = [&](const std::string& key, const std::string& value) {
+    if (!value.empty()) row(key, value);
+  };
   row("name", text_of(space, "name"));
   row("id", text_of(space, "id"));
   row("owner", dash(text_of(space, "owner")));
-  std::string state = dash(text_of(space, "state"));
-  const auto desired = text_of(space, "desiredState");
-  if (!desired.empty() && desired != state) state += " (wants " + desired + ")";
-  row("state", state);
-  if (const auto error = text_of(space, "error"); !error.empty()) row("error", error);
+  row("state", state_text(space));
+  row_unless_empty("error", text_of(space, "error"));
   row("node", dash(text_of(space, "node")));
   row("domain", dash(text_of(space, "domain")));
   auto address = text_of(i, "address");
   if (address.empty()) address = text_of(space, "ip");
   row("ip", dash(address));
-
-  std::string revision = text_of(space, "templateRevision");
-  if (revision.empty()) revision = text_of(i, "templateRevision");
-  std::string tmpl = dash(text_of(space, "template"));
-  if (!revision.empty()) tmpl += ", revision " + revision;
-  row("template", tmpl);
-  const auto applied = text_of(space, "appliedRevision");
-  const bool pending = flag(&space, {"redefinePending"}) || flag(&i, {"redefinePending"});
-  std::string definition;
-  if (applied.empty() || applied == "0")
-    definition = "not defined yet";
-  else
-    definition = "from revision " + applied;
-  if (pending) definition += "; redefine pending: the template's change applies at the next start";
-  row("domain definition", definition);
-  // "pending: environment, account (next start); cloudInit (new spaces only)"
-  if (const auto* changes = member(i, "pendingChanges"); changes && changes->is_array()) {
-    std::map<std::string, std::string> by_when;
-    for (const auto& c : *changes) {
-      auto& list = by_when[text_of(c, "applies")];
-      list += (list.empty() ? "" : ", ") + text_of(c, "part");
-    }
-    std::string line;
-    for (const auto& [when, parts] : by_when)
-      line += (line.empty() ? "" : "; ") + parts + " (" + when + ")";
-    if (!line.empty()) row("pending", line);
-  }
-
-  // "tcp 20000 -> 22, tcp 20001 -> 8080 (forwarded on every address of the server's host)"
-  if (const auto* ports = member(i, "externalPorts");
-      ports && ports->is_array() && !ports->empty()) {
-    std::string line;
-    bool active = true;
-    for (const auto& p : *ports) {
-      line += (line.empty() ? "" : ", ") + text_of(p, "protocol") + " " + text_of(p, "hostPort") +
-              " -> " + text_of(p, "guestPort");
-      active = active && p.value("active", false);
-    }
-    const auto error = text_of(i, "externalError");
-    line += !error.empty() ? " (not forwarded: " + error + ")"
-            : active       ? " (forwarded on the server host's addresses)"
-                           : " (forwarded while the space runs)";
-    row("external", line);
-  }
+  row("template", template_text(space, i));
+  row("domain definition", definition_text(space, i));
+  row_unless_empty("pending", pending_text(i));
+  row_unless_empty("external", external_ports_text(i));
   const auto readiness = readiness_of(space);
   std::string ready = readiness_summary(readiness);
   if (!readiness.detail.empty()) ready += ": " + readiness.detail;
   row("readiness", ready);
-  if (const auto created = format_time(space.value("createdAt", ojson())); !created.empty())
-    row("created", created);
-  if (const auto updated = format_time(space.value("updatedAt", ojson())); !updated.empty())
-    row("updated", updated);
+  row_unless_empty("created", format_time(space.value("createdAt", ojson())));
+  row_unless_empty("updated", format_time(space.value("updatedAt", ojson())));
 
   auto out = format_table(rows);
   if (!readiness.last_lines.empty()) {

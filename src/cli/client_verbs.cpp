@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <memory>
 #include <thread>
+#include <utility>
 
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
@@ -170,119 +172,176 @@ void sleep_bounded(std::chrono::milliseconds wanted, std::optional<Clock::time_p
   if (wanted.count() > 0) std::this_thread::sleep_for(wanted);
 }
 
+// Follows one operation to its end: its events from the server's stream, and polls of the
+// operation itself before the stream opens, after it breaks, and instead of it when the server
+// has none.
+class OperationWatch {
+ public:
+  OperationWatch(Client& client, std::string space_id, std::string kind, std::string op_id,
+                 std::optional<Clock::time_point> deadline, ProgressLine& progress)
+      : client_(client),
+        space_id_(std::move(space_id)),
+        kind_(std::move(kind)),
+        op_id_(std::move(op_id)),
+        op_path_("/api/v1/operations/" + escape_segment(op_id_)),
+        deadline_(deadline),
+        progress_(progress) {}
+
+  // The exit code once the operation has ended or the deadline passed.
+  int run();
+
+ private:
+  std::optional<int> finish(const std::string& state, const std::string& error);
+  void show(const std::string& step, int percent, std::optional<std::uint64_t> bytes,
+            std::optional<std::uint64_t> total);
+  std::optional<int> poll_operation();
+  std::optional<int> read_stream();
+  std::optional<int> on_event(const SseEvent& event);
+  void follow_stream_status();
+
+  Client& client_;
+  const std::string space_id_;
+  const std::string kind_;
+  const std::string op_id_;
+  const std::string op_path_;
+  const std::optional<Clock::time_point> deadline_;
+  ProgressLine& progress_;
+  std::optional<std::int64_t> last_seq_;
+  std::unique_ptr<EventStream> stream_;
+  bool use_stream_ = true;
+  bool polled_since_open_ = false;
+  Clock::time_point next_poll_;
+};
+
+int OperationWatch::run() {
+  const std::string what = kind_ + " of space " + space_id_;
+  show("waiting", 0, std::nullopt, std::nullopt);
+  stream_ = std::make_unique<EventStream>(client_.endpoint(), last_seq_);
+  next_poll_ = Clock::now() + std::chrono::seconds(3);
+  while (true) {
+    if (deadline_ && Clock::now() >= *deadline_) return gave_up(progress_, what);
+    if (use_stream_) {
+      if (auto code = read_stream()) return *code;
+      follow_stream_status();
+    } else {
+      sleep_bounded(std::chrono::milliseconds(1000), deadline_);
+    }
+    if (Clock::now() >= next_poll_) {
+      if (auto code = poll_operation()) return *code;
+      next_poll_ = Clock::now() + std::chrono::seconds(use_stream_ ? 3 : 1);
+    }
+  }
+}
+
+// Returns an exit code when the operation has ended.
+std::optional<int> OperationWatch::finish(const std::string& state, const std::string& error) {
+  if (state == "succeeded") {
+    progress_.done();
+    return kExitOk;
+  }
+  if (state == "failed") {
+    progress_.done();
+    std::cerr << "bowline: " << kind_ << " failed: " << (error.empty() ? "no reason given" : error)
+              << "\n";
+    return kExitInvalid;
+  }
+  return std::nullopt;
+}
+
+void OperationWatch::show(const std::string& step, int percent, std::optional<std::uint64_t> bytes,
+                          std::optional<std::uint64_t> total) {
+  const auto key = step + (bytes ? "|" + std::to_string(percent / 10) : "");
+  progress_.show(format_progress(kind_, step, percent, bytes, total), key);
+}
+
+std::optional<int> OperationWatch::poll_operation() {
+  ojson op;
+  try {
+    op = client_.get(op_path_);
+  } catch (const ApiError& e) {
+    if (e.status() != 404 || kind_ != "delete") throw;
+    // A deleted space may take its operations along: gone is done.
+    try {
+      client_.get("/api/v1/spaces/" + escape_segment(space_id_));
+    } catch (const ApiError& gone) {
+      if (gone.status() == 404) return finish("succeeded", "");
+      throw;
+    }
+    return std::nullopt;
+  }
+  if (auto code = finish(text_of(op, "state"), text_of(op, "error"))) return code;
+  show(text_of(op, "step"), op.value("progress", 0), std::nullopt, std::nullopt);
+  return std::nullopt;
+}
+
+// Handles the events that arrive within a second (or until the deadline).
+std::optional<int> OperationWatch::read_stream() {
+  auto wait = std::chrono::milliseconds(1000);
+  if (const auto remaining = left(deadline_); remaining && *remaining < wait) wait = *remaining;
+  for (const auto& event : stream_->poll(std::max(wait, std::chrono::milliseconds(1))))
+    if (auto code = on_event(event)) return code;
+  return std::nullopt;
+}
+
+std::optional<int> OperationWatch::on_event(const SseEvent& event) {
+  ojson data;
+  try {
+    data = ojson::parse(event.data);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (const auto seq = number(data, "seq")) last_seq_ = static_cast<std::int64_t>(*seq);
+  const auto payload = data.value("payload", ojson::object());
+  if (id_text(payload.value("operation", ojson())) != op_id_) return std::nullopt;
+  auto event_kind = text_of(data, "kind");
+  if (event_kind.empty()) event_kind = event.event;
+  if (event_kind == engine::event::kOperationProgress.name) {
+    show(text_of(payload, "step"), payload.value("progress", 0), number(payload, "bytes"),
+         number(payload, "total"));
+  } else if (event_kind == engine::event::kOperationSucceeded.name) {
+    return finish("succeeded", "");
+  } else if (event_kind == engine::event::kOperationFailed.name) {
+    return finish("failed", text_of(payload, "error"));
+  }
+  return std::nullopt;
+}
+
+// Polls the operation once the stream opens (what happened before is only there), and when
+// it ends: reconnects, or gives the stream up when the server has none for us.
+void OperationWatch::follow_stream_status() {
+  switch (stream_->status()) {
+    case EventStream::Status::Open:
+      if (!polled_since_open_) {
+        polled_since_open_ = true;
+        next_poll_ = Clock::now();
+      }
+      break;
+    case EventStream::Status::Connecting:
+      break;
+    case EventStream::Status::Failed:
+    case EventStream::Status::Closed: {
+      const auto status = stream_->http_status();
+      if (status != 0 && status != 200 && status != 503) {
+        use_stream_ = false;  // no event stream here (or not for us): poll instead
+      } else {
+        sleep_bounded(std::chrono::milliseconds(500), deadline_);
+        stream_ = std::make_unique<EventStream>(client_.endpoint(), last_seq_);
+        polled_since_open_ = false;
+      }
+      next_poll_ = Clock::now();
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 int wait_for_operation(Client& client, const std::string& space_id, const ojson& operation,
                        const std::string& kind, std::optional<Clock::time_point> deadline,
                        ProgressLine& progress) {
-  const auto op_id = id_text(operation.value("id", ojson()));
-  const std::string what = kind + " of space " + space_id;
+  auto op_id = id_text(operation.value("id", ojson()));
   if (op_id.empty()) throw CliError(kExitInvalid, "the server's answer names no operation");
-  const auto op_path = "/api/v1/operations/" + escape_segment(op_id);
-
-  // Returns an exit code when the operation has ended.
-  auto finish = [&](const std::string& state, const std::string& error) -> std::optional<int> {
-    if (state == "succeeded") {
-      progress.done();
-      return kExitOk;
-    }
-    if (state == "failed") {
-      progress.done();
-      std::cerr << "bowline: " << kind << " failed: " << (error.empty() ? "no reason given" : error)
-                << "\n";
-      return kExitInvalid;
-    }
-    return std::nullopt;
-  };
-  auto show = [&](const std::string& step, int percent, std::optional<std::uint64_t> bytes,
-                  std::optional<std::uint64_t> total) {
-    const auto key = step + (bytes ? "|" + std::to_string(percent / 10) : "");
-    progress.show(format_progress(kind, step, percent, bytes, total), key);
-  };
-  auto poll_operation = [&]() -> std::optional<int> {
-    ojson op;
-    try {
-      op = client.get(op_path);
-    } catch (const ApiError& e) {
-      if (e.status() != 404 || kind != "delete") throw;
-      // A deleted space may take its operations along: gone is done.
-      try {
-        client.get("/api/v1/spaces/" + escape_segment(space_id));
-      } catch (const ApiError& gone) {
-        if (gone.status() == 404) return finish("succeeded", "");
-        throw;
-      }
-      return std::nullopt;
-    }
-    if (auto code = finish(text_of(op, "state"), text_of(op, "error"))) return code;
-    show(text_of(op, "step"), op.value("progress", 0), std::nullopt, std::nullopt);
-    return std::nullopt;
-  };
-
-  show("waiting", 0, std::nullopt, std::nullopt);
-  std::optional<std::int64_t> last_seq;
-  auto stream = std::make_unique<EventStream>(client.endpoint(), last_seq);
-  bool use_stream = true;
-  bool polled_since_open = false;
-  auto next_poll = Clock::now() + std::chrono::seconds(3);
-  while (true) {
-    if (deadline && Clock::now() >= *deadline) return gave_up(progress, what);
-    if (use_stream) {
-      auto wait = std::chrono::milliseconds(1000);
-      if (const auto remaining = left(deadline); remaining && *remaining < wait) wait = *remaining;
-      for (const auto& event : stream->poll(std::max(wait, std::chrono::milliseconds(1)))) {
-        ojson data;
-        try {
-          data = ojson::parse(event.data);
-        } catch (const std::exception&) {
-          continue;
-        }
-        if (const auto seq = number(data, "seq")) last_seq = static_cast<std::int64_t>(*seq);
-        const auto payload = data.value("payload", ojson::object());
-        if (id_text(payload.value("operation", ojson())) != op_id) continue;
-        auto event_kind = text_of(data, "kind");
-        if (event_kind.empty()) event_kind = event.event;
-        if (event_kind == engine::event::kOperationProgress.name) {
-          show(text_of(payload, "step"), payload.value("progress", 0), number(payload, "bytes"),
-               number(payload, "total"));
-        } else if (event_kind == engine::event::kOperationSucceeded.name) {
-          return *finish("succeeded", "");
-        } else if (event_kind == engine::event::kOperationFailed.name) {
-          return *finish("failed", text_of(payload, "error"));
-        }
-      }
-      switch (stream->status()) {
-        case EventStream::Status::Open:
-          // Whatever happened before the stream opened is in the operation itself.
-          if (!polled_since_open) {
-            polled_since_open = true;
-            next_poll = Clock::now();
-          }
-          break;
-        case EventStream::Status::Connecting:
-          break;
-        case EventStream::Status::Failed:
-        case EventStream::Status::Closed: {
-          const auto status = stream->http_status();
-          if (status != 0 && status != 200 && status != 503) {
-            use_stream = false;  // no event stream here (or not for us): poll instead
-          } else {
-            sleep_bounded(std::chrono::milliseconds(500), deadline);
-            stream = std::make_unique<EventStream>(client.endpoint(), last_seq);
-            polled_since_open = false;
-          }
-          next_poll = Clock::now();
-          break;
-        }
-      }
-    } else {
-      sleep_bounded(std::chrono::milliseconds(1000), deadline);
-    }
-    if (Clock::now() >= next_poll) {
-      if (auto code = poll_operation()) return *code;
-      next_poll = Clock::now() + std::chrono::seconds(use_stream ? 3 : 1);
-    }
-  }
+  return OperationWatch(client, space_id, kind, std::move(op_id), deadline, progress).run();
 }
 
 // ---- waiting for the guest ----------------------------------------------------------------

@@ -217,29 +217,18 @@ struct AttemptResult {
   throw ImageError(message);
 }
 
-AttemptResult attempt_once(const std::string& url, const std::filesystem::path& part,
-                           const DownloadOptions& options, const Progress& progress, Sha256& hash) {
-  File file(part);
-  hash.reset();
-  const std::uint64_t existing = hash_file_into(part, hash);
-  if (::lseek(file.get(), static_cast<off_t>(existing), SEEK_SET) < 0)
-    throw ImageError("cannot seek in " + part.string() + ": " + std::strerror(errno));
-
-  util::CurlEasy handle;
+util::CurlEasy new_curl_handle() {
   try {
-    handle = util::curl_easy();
+    return util::curl_easy();
   } catch (const std::runtime_error& e) {
     throw ImageError(e.what());
   }
-  CURL* h = handle.get();
+}
 
-  Attempt a;
-  a.handle = h;
-  a.fd = file.get();
-  a.hash = &hash;
-  a.progress = &progress;
-  a.offset = a.size = a.reported = existing;
-
+// The request: `url` from byte `existing` on, the callbacks writing into `a`, libcurl's error
+// text into `error` (CURL_ERROR_SIZE bytes, alive until the transfer ends).
+void set_request_options(CURL* h, const std::string& url, std::uint64_t existing,
+                         const DownloadOptions& options, Attempt& a, char* error) {
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https,http");
@@ -252,46 +241,47 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count()));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   if (!options.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_file.c_str());
+  // libcurl copies string options: the range need not outlive this call.
   const std::string range = std::to_string(existing) + "-";
   if (existing > 0) curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
-  char error[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+}
 
-  const CURLcode code = curl_easy_perform(h);
-  long status = 0;
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  const std::string where = "downloading " + url + ": ";
-
-  if (a.callback_error) std::rethrow_exception(a.callback_error);
-  if (!a.failure.empty()) fail_and_remove(part, where + a.failure);
-
+// A 416 to a Range request from `existing`: nothing is left at that offset, so the part is
+// either the whole file or not this file.
+AttemptResult range_not_satisfiable(Attempt& a, std::uint64_t existing) {
   AttemptResult r;
   r.progressed = a.received > 0;
-  if (status == 416 && existing > 0) {
-    // Nothing left at that offset: the part is either the whole file or not this file.
-    if (a.content_range && a.content_range->total == existing) {
-      r.done = true;
-      r.size = r.total = existing;
-      a.total = existing;
-      a.report(true);
-    } else {
-      r.restart = true;
-    }
-    return r;
+  if (a.content_range && a.content_range->total == existing) {
+    r.done = true;
+    r.size = r.total = existing;
+    a.total = existing;
+    a.report(true);
+  } else {
+    r.restart = true;
   }
-  if (status >= 400) fail_and_remove(part, where + "the server answered " + status_text(status));
-  if (code != CURLE_OK) {
-    std::string reason = error[0] ? std::string(error) : curl_easy_strerror(code);
-    if (code == CURLE_OPERATION_TIMEDOUT)
-      reason = "the transfer stalled (under " + std::to_string(options.low_speed_limit) +
-               " bytes/s for " + std::to_string(options.low_speed_time.count()) + " s): " + reason;
-    r.error = where + reason;
-    return r;
-  }
+  return r;
+}
+
+// Why the transfer failed, in libcurl's words (a stall named as one).
+std::string transfer_error(CURLcode code, const char* error, const DownloadOptions& options) {
+  std::string reason = error[0] ? std::string(error) : curl_easy_strerror(code);
+  if (code == CURLE_OPERATION_TIMEDOUT)
+    reason = "the transfer stalled (under " + std::to_string(options.low_speed_limit) +
+             " bytes/s for " + std::to_string(options.low_speed_time.count()) + " s): " + reason;
+  return reason;
+}
+
+// A transfer that ended without a transport error and with a success status: the body must
+// be there, and whole; then it is synced to disk.
+AttemptResult finish_transfer(Attempt& a, long status, const std::filesystem::path& part,
+                              const std::string& where) {
+  AttemptResult r;
+  r.progressed = a.received > 0;
   if (!a.decided) {
     if (status == 200 || status == 206)
       fail_and_remove(part, where + "the server sent an empty file");
@@ -303,7 +293,7 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
         where + "received " + std::to_string(a.size) + " of " + std::to_string(a.total) + " bytes";
     return r;
   }
-  if (::fsync(file.get()) != 0)
+  if (::fsync(a.fd) != 0)
     throw ImageError("cannot sync " + part.string() + ": " + std::strerror(errno));
   if (a.total == 0) a.total = a.size;
   a.report(true);
@@ -311,6 +301,43 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
   r.size = a.size;
   r.total = a.total;
   return r;
+}
+
+AttemptResult attempt_once(const std::string& url, const std::filesystem::path& part,
+                           const DownloadOptions& options, const Progress& progress, Sha256& hash) {
+  File file(part);
+  hash.reset();
+  const std::uint64_t existing = hash_file_into(part, hash);
+  if (::lseek(file.get(), static_cast<off_t>(existing), SEEK_SET) < 0)
+    throw ImageError("cannot seek in " + part.string() + ": " + std::strerror(errno));
+
+  util::CurlEasy handle = new_curl_handle();
+  CURL* h = handle.get();
+  Attempt a;
+  a.handle = h;
+  a.fd = file.get();
+  a.hash = &hash;
+  a.progress = &progress;
+  a.offset = a.size = a.reported = existing;
+  char error[CURL_ERROR_SIZE] = {};
+  set_request_options(h, url, existing, options, a, error);
+
+  const CURLcode code = curl_easy_perform(h);
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  const std::string where = "downloading " + url + ": ";
+
+  if (a.callback_error) std::rethrow_exception(a.callback_error);
+  if (!a.failure.empty()) fail_and_remove(part, where + a.failure);
+  if (status == 416 && existing > 0) return range_not_satisfiable(a, existing);
+  if (status >= 400) fail_and_remove(part, where + "the server answered " + status_text(status));
+  if (code != CURLE_OK) {
+    AttemptResult r;
+    r.progressed = a.received > 0;
+    r.error = where + transfer_error(code, error, options);
+    return r;
+  }
+  return finish_transfer(a, status, part, where);
 }
 
 }  // namespace

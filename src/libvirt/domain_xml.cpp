@@ -299,10 +299,9 @@ void add_hostdev(Node devices, const plan::HostDevice& h) {
   }
 }
 
-void add_devices(Node domain, const plan::Plan& p) {
-  auto devices = domain.add("devices");
-
-  // Disks: the overlay, the volumes, the seed.
+// The disks: the overlay, the volumes, the seed cdrom; a virtio-scsi controller when one is on
+// SCSI.
+void add_disks(Node devices, const plan::Plan& p) {
   std::set<std::string> targets;
   bool scsi = false;
   const auto note_disk = [&](const plan::Disk& d) {
@@ -328,7 +327,9 @@ void add_devices(Node domain, const plan::Plan& p) {
   seed.add("readonly");
   // Without this libvirt would add an LSI controller for SCSI disks.
   if (scsi) devices.add("controller").attr("type", "scsi").attr("model", "virtio-scsi");
+}
 
+void add_interfaces(Node devices, const plan::Plan& p) {
   if (p.nics.empty()) fail("the plan has no network interface");
   for (const auto& nic : p.nics) {
     auto i = devices.add("interface");
@@ -344,7 +345,10 @@ void add_devices(Node domain, const plan::Plan& p) {
                       matching("MAC address", nic.mac, kUnicastMac, "a unicast MAC address"));
     i.add("model").attr("type", matching("NIC model", nic.model, kNicModel, "a NIC model"));
   }
+}
 
+// The serial console (logged to a file) and the guest agent's channel.
+void add_console(Node devices, const plan::Plan& p) {
   auto serial = devices.add("serial");
   serial.attr("type", "pty");
   serial.add("log").attr("file", absolute_path("console log", p.console_log)).attr("append", "off");
@@ -355,7 +359,10 @@ void add_devices(Node domain, const plan::Plan& p) {
       .add("target")
       .attr("type", "virtio")
       .attr("name", "org.qemu.guest_agent.0");
+}
 
+// VNC on the loopback with a tablet and a VGA card, or no video card at all.
+void add_display(Node devices, const plan::Plan& p) {
   if (p.display) {
     if (p.vnc_password.empty()) fail("the display is on but the plan has no VNC password");
     // An absolute pointer: the VNC cursor and the guest's stay together.
@@ -372,9 +379,15 @@ void add_devices(Node domain, const plan::Plan& p) {
     // boot without one).
     devices.add("video").add("model").attr("type", "none");
   }
+}
 
+void add_devices(Node domain, const plan::Plan& p) {
+  auto devices = domain.add("devices");
+  add_disks(devices, p);
+  add_interfaces(devices, p);
+  add_console(devices, p);
+  add_display(devices, p);
   for (const auto& h : p.host_devices) add_hostdev(devices, h);
-
   devices.add("memballoon").attr("model", "virtio");
   devices.add("rng")
       .attr("model", "virtio")

@@ -23,6 +23,11 @@ class SpecBuilder {
   void read_devices(const YAML::Node& node);
   // network: (builder_network.cpp).
   void read_network(const YAML::Node& node);
+  void read_network_mode(const YAML::Node& node);
+  void read_network_bridge(const YAML::Node& node);
+  void read_network_cidr(const YAML::Node& node);
+  void read_network_range(const YAML::Node& node);
+  std::optional<Ipv4Address> read_network_address(const YAML::Node& node, const char* key);
   // Cozystack's parameters (builder_cozystack.cpp).
   void read_instance_type(const YAML::Node& root);
   void read_resources(const YAML::Node& node);

@@ -8,6 +8,11 @@ namespace {
 const std::vector<std::string_view> kNetworkFields = {"mode",           "bridge",       "cidr",
                                                       "ip_range_start", "ip_range_end", "gateway"};
 
+// A network field's value, which must be literal.
+std::optional<Scalar> literal(Reader& r, const YAML::Node& node, const char* key) {
+  return r.scalar(node[key], field_path("network", key), true);
+}
+
 }  // namespace
 
 void SpecBuilder::read_network(const YAML::Node& node) {
@@ -17,48 +22,56 @@ void SpecBuilder::read_network(const YAML::Node& node) {
     return;
   }
   if (!r_.mapping(node, "network", kNetworkFields)) return;
-  auto literal = [&](const char* key) {
-    return r_.scalar(node[key], field_path("network", key), true);
-  };
-
-  auto& net = spec_.network;
-  if (auto mode = literal("mode")) {
-    if (mode->text == "nat")
-      net.mode = NetworkMode::Nat;
-    else if (mode->text == "bridged" || mode->text.empty())
-      net.mode = NetworkMode::Bridged;
-    else
-      r_.error(node["mode"], "network.mode",
-               "\"" + mode->text + "\" is not a network mode: use bridged or nat");
-  }
-  if (auto bridge = literal("bridge"); bridge && !bridge->text.empty()) {
-    net.bridge = bridge->text;
-    const bool ok = bridge->text.size() <= 15 &&
-                    bridge->text.find_first_not_of(
-                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
-                        std::string::npos;
-    if (!ok && net.mode == NetworkMode::Bridged)
-      r_.error(node["bridge"], "network.bridge",
-               "\"" + bridge->text +
-                   "\" is not a bridge name (at most 15 letters, digits, '_', '.', '-')");
-    if (net.mode == NetworkMode::Nat &&
-        bridge->text.find_first_of("/<>&'\"\n") != std::string::npos)
-      r_.error(node["bridge"], "network.bridge",
-               "\"" + bridge->text + "\" is not a libvirt network name");
-  } else {
-    net.bridge = net.mode == NetworkMode::Nat ? "default" : "br0";
-  }
-
-  if (net.mode == NetworkMode::Nat) {
+  read_network_mode(node);
+  read_network_bridge(node);
+  if (spec_.network.mode == NetworkMode::Nat) {
     for (const char* key : {"cidr", "ip_range_start", "ip_range_end", "gateway"})
       if (!Reader::absent(node[key]))
         r_.error(node[key], field_path("network", key),
                  "must not be set in nat mode: the VM gets its address from the libvirt network");
     return;
   }
+  read_network_cidr(node);
+  read_network_range(node);
+}
 
-  // Without a valid cidr the addresses are still checked, all but their containment.
-  if (auto cidr = literal("cidr")) {
+void SpecBuilder::read_network_mode(const YAML::Node& node) {
+  if (auto mode = literal(r_, node, "mode")) {
+    if (mode->text == "nat")
+      spec_.network.mode = NetworkMode::Nat;
+    else if (mode->text == "bridged" || mode->text.empty())
+      spec_.network.mode = NetworkMode::Bridged;
+    else
+      r_.error(node["mode"], "network.mode",
+               "\"" + mode->text + "\" is not a network mode: use bridged or nat");
+  }
+}
+
+// A host bridge in bridged mode, a libvirt network in nat mode; each has its default.
+void SpecBuilder::read_network_bridge(const YAML::Node& node) {
+  auto& net = spec_.network;
+  auto bridge = literal(r_, node, "bridge");
+  if (!bridge || bridge->text.empty()) {
+    net.bridge = net.mode == NetworkMode::Nat ? "default" : "br0";
+    return;
+  }
+  net.bridge = bridge->text;
+  const bool ok =
+      bridge->text.size() <= 15 &&
+      bridge->text.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == std::string::npos;
+  if (!ok && net.mode == NetworkMode::Bridged)
+    r_.error(node["bridge"], "network.bridge",
+             "\"" + bridge->text +
+                 "\" is not a bridge name (at most 15 letters, digits, '_', '.', '-')");
+  if (net.mode == NetworkMode::Nat && bridge->text.find_first_of("/<>&'\"\n") != std::string::npos)
+    r_.error(node["bridge"], "network.bridge",
+             "\"" + bridge->text + "\" is not a libvirt network name");
+}
+
+void SpecBuilder::read_network_cidr(const YAML::Node& node) {
+  auto& net = spec_.network;
+  if (auto cidr = literal(r_, node, "cidr")) {
     net.cidr = Ipv4Network::parse(cidr->text);
     if (!net.cidr)
       r_.error(node["cidr"], "network.cidr",
@@ -68,24 +81,33 @@ void SpecBuilder::read_network(const YAML::Node& node) {
   } else if (Reader::absent(node["cidr"])) {
     r_.error(node, "network.cidr", "bridged mode needs the network's cidr (e.g. 198.51.100.0/24)");
   }
-  auto address = [&](const char* key) -> std::optional<Ipv4Address> {
-    auto s = literal(key);
-    if (!s) return std::nullopt;
-    auto a = Ipv4Address::parse(s->text);
-    if (!a) {
-      r_.error(node[key], field_path("network", key), "\"" + s->text + "\" is not an IPv4 address");
-      return std::nullopt;
-    }
-    if (net.cidr && !net.cidr->contains(*a)) {
-      r_.error(node[key], field_path("network", key),
-               a->to_string() + " is outside the network " + net.cidr->to_string());
-      return std::nullopt;
-    }
-    return a;
-  };
-  const auto start = address("ip_range_start");
-  const auto end = address("ip_range_end");
-  net.gateway = address("gateway");
+}
+
+// An address field; without a valid cidr it is still checked, all but its containment.
+std::optional<Ipv4Address> SpecBuilder::read_network_address(const YAML::Node& node,
+                                                             const char* key) {
+  const auto& cidr = spec_.network.cidr;
+  auto s = literal(r_, node, key);
+  if (!s) return std::nullopt;
+  auto a = Ipv4Address::parse(s->text);
+  if (!a) {
+    r_.error(node[key], field_path("network", key), "\"" + s->text + "\" is not an IPv4 address");
+    return std::nullopt;
+  }
+  if (cidr && !cidr->contains(*a)) {
+    r_.error(node[key], field_path("network", key),
+             a->to_string() + " is outside the network " + cidr->to_string());
+    return std::nullopt;
+  }
+  return a;
+}
+
+// The address range (both ends or neither: the whole network) and the gateway.
+void SpecBuilder::read_network_range(const YAML::Node& node) {
+  auto& net = spec_.network;
+  const auto start = read_network_address(node, "ip_range_start");
+  const auto end = read_network_address(node, "ip_range_end");
+  net.gateway = read_network_address(node, "gateway");
   const bool has_start = !Reader::absent(node["ip_range_start"]);
   const bool has_end = !Reader::absent(node["ip_range_end"]);
   if (has_start != has_end) {

@@ -88,24 +88,13 @@ int exit_code_of(int status) {
   return -1;
 }
 
-}  // namespace
-
-ProcessRunner::~ProcessRunner() = default;
-
-ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv,
-                                       std::chrono::milliseconds timeout) {
-  if (argv.empty()) throw std::invalid_argument("SystemProcessRunner::run: empty argv");
-  const auto start = Clock::now();
-  std::optional<Clock::time_point> deadline;
-  if (timeout.count() > 0) deadline = start + timeout;
-
-  Pipe out = make_pipe();
-  Pipe err = make_pipe();
-
+// Starts argv with stdin from /dev/null and stdout, stderr on the given pipe ends. Returns
+// posix_spawnp's error (0 when it started) and the child's pid in `pid`.
+int spawn_child(const std::vector<std::string>& argv, int out_fd, int err_fd, pid_t& pid) {
   SpawnSetup setup;
   posix_spawn_file_actions_addopen(setup.actions(), 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(setup.actions(), out.write.get(), 1);
-  posix_spawn_file_actions_adddup2(setup.actions(), err.write.get(), 2);
+  posix_spawn_file_actions_adddup2(setup.actions(), out_fd, 1);
+  posix_spawn_file_actions_adddup2(setup.actions(), err_fd, 2);
   // Its own process group, so a timeout kills its children too; no blocked signals and
   // default dispositions, whatever the server set for itself (SIGPIPE ignored, for one).
   sigset_t none, all;
@@ -121,29 +110,38 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv,
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  return ::posix_spawnp(&pid, args[0], setup.actions(), setup.attr(), args.data(), environ);
+}
 
+// A started child and the time we wait for it until: the timeout, then kDrainAfterKill more
+// once its group was killed.
+struct Child {
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, args[0], setup.actions(), setup.attr(), args.data(), environ);
-  out.write.reset();
-  err.write.reset();
-  ProcessResult result;
-  if (rc != 0) {
-    result.exit_code = 127;
-    result.err = "cannot start " + argv[0] + ": " + std::strerror(rc);
-    return result;
+  std::optional<Clock::time_point> deadline;
+  bool killed = false;
+
+  void kill_group() {
+    ::kill(-pid, SIGKILL);
+    killed = true;
+    deadline = Clock::now() + kDrainAfterKill;
   }
 
-  auto kill_group = [&] {
-    ::kill(-pid, SIGKILL);
-    result.timed_out = true;
-    deadline = Clock::now() + kDrainAfterKill;
-  };
+  // poll()'s timeout: until the deadline, or -1 for none.
+  int poll_timeout_ms() const {
+    if (!deadline) return -1;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+    return static_cast<int>(std::max<long long>(0, left));
+  }
+};
 
-  // Drain both pipes until both reach end-of-file.
-  Fd* fds[2] = {&out.read, &err.read};
-  std::string* sinks[2] = {&result.out, &result.err};
+// Reads both pipes into `out` and `err` until both reach end-of-file, killing the child's
+// group at its deadline. Gives up on pipes still open kDrainAfterKill after the kill.
+void drain_pipes(Child& child, Fd& out_fd, Fd& err_fd, std::string& out, std::string& err) {
+  Fd* fds[2] = {&out_fd, &err_fd};
+  std::string* sinks[2] = {&out, &err};
   char buffer[65536];
-  while (out.read.open() || err.read.open()) {
+  while (out_fd.open() || err_fd.open()) {
     pollfd polled[2];
     int count = 0;
     int index[2];
@@ -152,20 +150,14 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv,
       polled[count] = {fds[i]->get(), POLLIN, 0};
       index[count++] = i;
     }
-    int wait_ms = -1;
-    if (deadline) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-      wait_ms = static_cast<int>(std::max<long long>(0, left));
-    }
-    const int ready = ::poll(polled, static_cast<nfds_t>(count), wait_ms);
+    const int ready = ::poll(polled, static_cast<nfds_t>(count), child.poll_timeout_ms());
     if (ready < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
     }
     if (ready == 0) {
-      if (result.timed_out) break;  // killed, and the pipes are still held open: give up
-      kill_group();
+      if (child.killed) break;  // killed, and the pipes are still held open: give up
+      child.kill_group();
       continue;
     }
     for (int k = 0; k < count; ++k) {
@@ -179,27 +171,58 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv,
       }
     }
   }
-  out.read.reset();
-  err.read.reset();
+}
 
-  // The child may have closed its output and still be running.
+// Reaps the child, which may have closed its output and still be running: killed at its
+// deadline. Returns the wait status.
+int wait_for_exit(Child& child) {
   int status = 0;
   auto nap = std::chrono::milliseconds(1);
   for (;;) {
-    const pid_t done = ::waitpid(pid, &status, deadline ? WNOHANG : 0);
-    if (done == pid) break;
+    const pid_t done = ::waitpid(child.pid, &status, child.deadline ? WNOHANG : 0);
+    if (done == child.pid) break;
     if (done < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
-    if (Clock::now() >= *deadline) {
-      if (!result.timed_out) kill_group();
-      ::waitpid(pid, &status, 0);
+    if (Clock::now() >= *child.deadline) {
+      if (!child.killed) child.kill_group();
+      ::waitpid(child.pid, &status, 0);
       break;
     }
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::milliseconds(50));
   }
+  return status;
+}
+
+}  // namespace
+
+ProcessRunner::~ProcessRunner() = default;
+
+ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv,
+                                       std::chrono::milliseconds timeout) {
+  if (argv.empty()) throw std::invalid_argument("SystemProcessRunner::run: empty argv");
+  Child child;
+  if (timeout.count() > 0) child.deadline = Clock::now() + timeout;
+
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  const int rc = spawn_child(argv, out.write.get(), err.write.get(), child.pid);
+  out.write.reset();
+  err.write.reset();
+  ProcessResult result;
+  if (rc != 0) {
+    result.exit_code = 127;
+    result.err = "cannot start " + argv[0] + ": " + std::strerror(rc);
+    return result;
+  }
+
+  drain_pipes(child, out.read, err.read, result.out, result.err);
+  out.read.reset();
+  err.read.reset();
+  const int status = wait_for_exit(child);
+  result.timed_out = child.killed;
   result.exit_code = exit_code_of(status);
   return result;
 }
