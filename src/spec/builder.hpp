@@ -35,6 +35,7 @@ class SpecBuilder {
   void read_named_lists(const YAML::Node& root);
   void read_cloud_init(const YAML::Node& root);
   void read_access(const YAML::Node& root);
+  void read_ports(const YAML::Node& ports);
   // Rules across fields, sizing, Cozystack's defaults (builder_resolve.cpp).
   void resolve(const YAML::Node& root);
   struct SizingFields;

@@ -274,6 +274,42 @@ void SpecBuilder::read_access(const YAML::Node& root) {
     spec_.external_allow_icmp = *v;
   if (auto v = r_.boolean(root["display"], "display")) spec_.display = *v;
   if (auto v = r_.boolean(root["console"], "console")) spec_.console = *v;
+  read_ports(root["ports"]);
+}
+
+// `ports: [8000, {port: 3000, name: web}]`: what the tunnel may reach besides SSH.
+void SpecBuilder::read_ports(const YAML::Node& ports) {
+  if (Reader::absent(ports) || !r_.sequence(ports, "ports")) return;
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const auto path = index_path("ports", i);
+    ServicePort entry;
+    const bool named = ports[i].IsMap();
+    // yaml-cpp's Node assignment writes into the node: pick the port's node once.
+    const YAML::Node number = named ? ports[i]["port"] : ports[i];
+    if (named) {
+      if (!r_.mapping(ports[i], path, {"port", "name"})) continue;
+      if (Reader::absent(number)) {
+        r_.error(ports[i], path, "a port entry needs port: (e.g. {port: 3000, name: web})");
+        continue;
+      }
+      if (auto name = string_field(ports[i]["name"], path + ".name")) {
+        if (auto problem = check_dns_label(*name); !problem.empty()) {
+          r_.error(ports[i]["name"], path + ".name", problem);
+          continue;
+        }
+        entry.name = *name;
+      }
+    }
+    const auto port = r_.whole_number(number, named ? path + ".port" : path, 65535);
+    if (!port) continue;
+    entry.port = static_cast<std::uint16_t>(*port);
+    bool duplicate = false;
+    for (const auto& p : spec_.ports) duplicate = duplicate || p.port == entry.port;
+    if (duplicate)
+      r_.error(number, path, "port " + std::to_string(*port) + " is listed twice");
+    else
+      spec_.ports.push_back(entry);
+  }
 }
 
 }  // namespace bowline::spec

@@ -96,6 +96,13 @@ struct Sizing {
   std::uint32_t vcpus() const { return sockets * cores; }
 };
 
+// A guest port the template offers through the tunnel: `8000` or `{port: 3000, name: web}`.
+struct ServicePort {
+  std::uint16_t port = 0;
+  std::string name;  // optional; what the UI and `bowline forward` call it
+  bool operator==(const ServicePort&) const = default;
+};
+
 struct Spec {
   std::string name;      // libvirt domain name, sanitised
   std::string hostname;  // RFC 1123
@@ -127,6 +134,9 @@ struct Spec {
   ExternalMethod external_method = ExternalMethod::PortList;
   std::vector<std::uint16_t> external_ports{22};
   bool external_allow_icmp = true;
+
+  // Guest ports people may reach through the server's tunnel (`ports:`), besides SSH's 22.
+  std::vector<ServicePort> ports;
 
   // Template switches.
   bool display = false;  // VM Display over VNC

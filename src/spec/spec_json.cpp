@@ -60,6 +60,13 @@ nlohmann::ordered_json to_json(const Spec& s) {
   out["externalAllowICMP"] = s.external_allow_icmp;
   out["display"] = s.display;
   out["console"] = s.console;
+  json ports = json::array();
+  for (const auto& p : s.ports) {
+    json entry = {{"port", p.port}};
+    if (!p.name.empty()) entry["name"] = p.name;
+    ports.push_back(entry);
+  }
+  out["ports"] = ports;
   out["origins"] = s.origins;
   return out;
 }

@@ -583,3 +583,36 @@ TEST(Switches, OnlyBooleans) {
 
 }  // namespace
 }  // namespace bowline::spec
+
+namespace bowline::spec {
+namespace {
+
+// ports: what the tunnel may reach besides SSH.
+
+TEST(Ports, NumbersAndNamedEntries) {
+  const auto r = test::load(
+      "image: debian-12\nnetwork: {mode: nat}\nports: [8000, {port: 3000, name: web}]\n");
+  ASSERT_TRUE(test::Valid(r));
+  EXPECT_EQ(r.spec->ports,
+            (std::vector<ServicePort>{ServicePort{8000, ""}, ServicePort{3000, "web"}}));
+}
+
+TEST(Ports, BadEntriesAreErrorsAtTheirPlace) {
+  const auto r = test::load(
+      "image: debian-12\nnetwork: {mode: nat}\n"
+      "ports: [0, 70000, 8000, 8000, {name: web}, {port: 81, name: Web_1}, {port: 82, proto: "
+      "udp}]\n");
+  EXPECT_TRUE(test::HasError(r, "ports[0]", 3, 9,
+                             "0 is not allowed: expected a whole number from 1 to 65535"));
+  EXPECT_TRUE(test::HasError(r, "ports[1]", 3, 12, "\"70000\" is above 65535"));
+  EXPECT_TRUE(test::HasError(r, "ports[3]", 3, 25, "port 8000 is listed twice"));
+  EXPECT_TRUE(test::HasError(r, "ports[4]", 3, 31,
+                             "a port entry needs port: (e.g. {port: 3000, name: web})"));
+  EXPECT_TRUE(test::HasError(r, "ports[5].name", 3, 61,
+                             "\"Web_1\" must be lowercase letters, digits and '-'"));
+  EXPECT_TRUE(test::HasError(r, "ports[6].proto", 3, 80, "unknown field"));
+  EXPECT_TRUE(test::ErrorCount(r, 6));
+}
+
+}  // namespace
+}  // namespace bowline::spec

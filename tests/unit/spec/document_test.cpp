@@ -85,10 +85,10 @@ TEST(Document, UnknownKeyFarFromAnyGetsNoSuggestion) {
   const auto r = load(R"(
 image: debian-12
 network: {mode: nat}
-ports: [80]
+volumes: [80]
 )");
   ASSERT_TRUE(ErrorCount(r, 1));
-  const auto found = test::at_path(r, "ports");
+  const auto found = test::at_path(r, "volumes");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].message, "unknown field");
   EXPECT_EQ(found[0].line, 3);
