@@ -11,7 +11,7 @@
 //   vnc-capacity ROUNDS SECONDS
 //       the bridge's own ceiling: the same client and rounds against an RFB server in this
 //       process that answers every request at once with a 1920x1080 Raw frame (no refresh
-//       timer, no guest), straight from its socketpair and through HttpServer + VncBridge
+//       timer, no guest), straight from its socketpair and through HttpServer + SocketBridge
 //       (the VNC route's wiring)
 //   console ROUNDS [handover]
 //       one-byte round trips through the console path: bowline's HttpServer and ConsoleHub
@@ -40,7 +40,7 @@
 
 #include "api/console_hub.hpp"
 #include "api/http_server.hpp"
-#include "api/vnc_bridge.hpp"
+#include "api/socket_bridge.hpp"
 #include "byte_pipe.hpp"
 #include "libvirt/hypervisor.hpp"
 #include "rfb_client.hpp"
@@ -373,7 +373,7 @@ int vnc_capacity(int rounds, double seconds) {
       }
       int fd = -1;
       std::mutex mutex;
-      std::unique_ptr<api::VncBridge> bridge;
+      std::unique_ptr<api::SocketBridge> bridge;
       bool closed = false;
     };
     auto session = std::make_shared<Session>();
@@ -383,14 +383,14 @@ int vnc_capacity(int rounds, double seconds) {
       std::lock_guard lock(session->mutex);
       if (session->closed) return;
       session->bridge =
-          std::make_unique<api::VncBridge>(std::exchange(session->fd, -1), std::move(peer));
+          std::make_unique<api::SocketBridge>(std::exchange(session->fd, -1), std::move(peer));
     };
     upgrade->message = [session](std::string bytes) {
       std::lock_guard lock(session->mutex);
       if (session->bridge) session->bridge->input(std::move(bytes));
     };
     upgrade->close = [session] {
-      std::unique_ptr<api::VncBridge> bridge;
+      std::unique_ptr<api::SocketBridge> bridge;
       {
         std::lock_guard lock(session->mutex);
         session->closed = true;

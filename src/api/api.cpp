@@ -24,6 +24,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       owners_(store, events),
       sessions_(store, options_.sessions) {
   if (!options_.access) options_.access = &engine_;
+  sockets_ = std::make_unique<SocketWatch>();
   consoles_ = std::make_unique<ConsoleHub>(
       [access = options_.access](const std::string& space_id) {
         return access->open_console(space_id);
@@ -92,26 +93,22 @@ Response Api::handle(Request& request) {
     if (match.route && match.route->access == Access::Public)
       return match.route->handler(Caller{}, request);
     // An API token when the request carries one (the CLI), else the browser's session.
-    Caller caller;
-    const auto authorization = request.header("authorization");
-    if (!authorization.empty()) {
-      auto user = authenticate(store_, authorization);
-      if (!user) return error_response(401, "the token is not valid (unknown, expired or revoked)");
-      caller.user = std::move(*user);
-    } else if (auto found = sessions_.find(request)) {
-      caller.user = std::move(found->user);
-      caller.by_session = true;
-      // SameSite=Strict keeps the cookie off other sites' requests; the token is the second
-      // lock, for browsers or proxies that get SameSite wrong.
-      if (changes_state(request.method) &&
-          !same_secret(request.header("x-csrf-token"), found->session.csrf))
-        return error_response(403, "this needs the session's X-CSRF-Token header");
-    } else {
+    std::string csrf;
+    auto found = caller_of(request, &csrf);
+    if (!found) {
+      if (!request.header("authorization").empty())
+        return error_response(401, "the token is not valid (unknown, expired or revoked)");
       return error_response(401, request.header("cookie").find(kSessionCookie) != std::string::npos
                                      ? "the session has ended: log in again"
                                      : "this needs a token (Authorization: Bearer <token>) or a "
                                        "session (POST /api/v1/session)");
     }
+    const Caller caller = std::move(*found);
+    // SameSite=Strict keeps the cookie off other sites' requests; the token is the second
+    // lock, for browsers or proxies that get SameSite wrong.
+    if (caller.by_session && changes_state(request.method) &&
+        !same_secret(request.header("x-csrf-token"), csrf))
+      return error_response(403, "this needs the session's X-CSRF-Token header");
     if (!match.route) {
       if (match.allowed.empty()) return error_response(404, "no such path: " + request.path);
       std::string allow;
@@ -138,6 +135,23 @@ Response Api::handle(Request& request) {
     ++failures_;
     return error_response(500, std::string("internal error: ") + e.what());
   }
+}
+
+std::optional<Caller> Api::caller_of(const Request& request, std::string* csrf) {
+  Caller caller;
+  const auto authorization = request.header("authorization");
+  if (!authorization.empty()) {
+    auto user = authenticate(store_, authorization);
+    if (!user) return std::nullopt;
+    caller.user = std::move(*user);
+    return caller;
+  }
+  auto found = sessions_.find(request);
+  if (!found) return std::nullopt;
+  caller.user = std::move(found->user);
+  caller.by_session = true;
+  if (csrf) *csrf = found->session.csrf;
+  return caller;
 }
 
 store::Space Api::visible_space(const Caller& caller, const std::string& id) {

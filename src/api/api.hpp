@@ -12,6 +12,7 @@
 #include "api/http.hpp"
 #include "api/report_cache.hpp"
 #include "api/router.hpp"
+#include "api/socket_watch.hpp"
 #include "api/space_owners.hpp"
 #include "api/spaces_list.hpp"
 #include "api/web_session.hpp"
@@ -64,10 +65,24 @@ class Api {
   // Steps of the add_*_routes above.
   void add_user_credential_routes();
   void add_space_change_routes();
+  void add_console_route();
+  void add_vnc_route();
+  void add_tunnel_route();
+  // The caller a request's credential names now (its API token, else its session cookie);
+  // nullopt when neither is valid. `csrf`: the session's CSRF secret, for a session.
+  std::optional<Caller> caller_of(const Request& request, std::string* csrf = nullptr);
   // The checks of a WebSocket route before its upgrade: Origin, visibility, permission, the
   // template's switch, a running space. Returns the space.
   store::Space access_space(const Caller& caller, const Request& request,
                             store::Permission permission);
+  // The tunnel's: Origin, visibility, use-ssh for port 22 or use-ports for a port the
+  // template lists, a running space.
+  store::Space tunnel_space(const Caller& caller, const Request& request);
+  // A route's own checks, run again for an open socket (socket_watch.hpp).
+  using SocketCheck = std::function<void(const Caller&, const Request&)>;
+  // Watches `peer` until unwatch(): closed once `check` refuses the request's credential.
+  std::uint64_t watch_socket(const Request& request, SocketCheck check,
+                             std::shared_ptr<SocketPeer> peer);
 
   // The space with `id` when the caller may see it; HttpError 404 otherwise (also for a
   // space that exists but is another user's).
@@ -88,6 +103,7 @@ class Api {
   SpaceOwners owners_;
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;
+  std::unique_ptr<SocketWatch> sockets_;
   Router router_;
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> failures_{0};  // 5xx answers

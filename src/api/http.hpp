@@ -63,6 +63,9 @@ class SocketPeer {
   virtual bool closed() const = 0;
   // Bytes queued and not yet written (for backpressure).
   virtual std::size_t pending() const = 0;
+  // Stops (true) or resumes (false) reading frames from the client: the backpressure of a
+  // consumer that cannot keep up (at most one more frame arrives after a pause).
+  virtual void pause_reading(bool paused) { (void)paused; }
 };
 
 // A route's answer that turns the connection into a WebSocket. The route has done every check

@@ -504,6 +504,7 @@ class Peer final : public SocketPeer {
   void close() override;
   bool closed() const override { return closed_.load(); }
   std::size_t pending() const override;
+  void pause_reading(bool paused) override;
   void mark_closed() { closed_.store(true); }
 
  private:
@@ -576,6 +577,17 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
 
   std::size_t pending() const { return queued_bytes_.load(); }
 
+  void pause_reading(bool paused) {
+    reads_paused_ = paused;
+    if (paused) return;
+    asio::post(ws_.get_executor(), [self = shared_from_this()] {
+      if (!self->read_parked_ || self->finished_) return;
+      self->read_parked_ = false;
+      self->parked_self_.reset();
+      self->read();
+    });
+  }
+
  private:
   // On a worker: the route's open(), then frames start flowing in.
   void open() {
@@ -609,6 +621,13 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
       } catch (...) {
         return self->finish();
       }
+      // Paused: the next read waits for pause_reading(false), on this executor. With no
+      // read in flight nothing else may hold the socket: it holds itself until then.
+      if (self->reads_paused_) {
+        self->read_parked_ = true;
+        self->parked_self_ = self;
+        return;
+      }
       self->read();
     });
   }
@@ -641,6 +660,7 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
     if (finished_) return;
     finished_ = true;
     finished_flag_ = true;
+    auto keep = std::move(parked_self_);  // until this returns
     if (peer_) peer_->mark_closed();
     error_code ignored;
     beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -671,6 +691,9 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
   bool close_sent_ = false;
   bool finished_ = false;
   std::atomic<bool> finished_flag_{false};
+  std::atomic<bool> reads_paused_{false};
+  bool read_parked_ = false;                // on the executor: a read is owed once reading resumes
+  std::shared_ptr<WebSocket> parked_self_;  // while parked; released by resume or finish
 };
 
 bool Peer::send(std::string bytes) {
@@ -687,6 +710,10 @@ void Peer::close() {
 std::size_t Peer::pending() const {
   auto socket = socket_.lock();
   return socket ? socket->pending() : 0;
+}
+
+void Peer::pause_reading(bool paused) {
+  if (auto socket = socket_.lock()) socket->pause_reading(paused);
 }
 
 void start_websocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Message> request,

@@ -20,7 +20,8 @@ struct Caller {
 // Who may call a route (for the route table and its tests; handlers check the details).
 // Public: no authentication at all (logging in); the handler's Caller is empty.
 // Console and Vnc: the space's owner or an admin, with that permission (WebSocket routes).
-enum class Access { Public, Any, Admin, AdminOrSelf, OwnerOrAdmin, Console, Vnc };
+// Tunnel: the same with use-ssh for port 22, use-ports for a port the template lists.
+enum class Access { Public, Any, Admin, AdminOrSelf, OwnerOrAdmin, Console, Vnc, Tunnel };
 const char* to_string(Access);
 
 struct Route {

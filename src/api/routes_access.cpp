@@ -1,8 +1,10 @@
-// The WebSocket routes into a space: its serial console (shared through the ConsoleHub) and
-// its VNC display (one bridge per browser). Every refusal is a plain HTTP answer before the
-// upgrade: 401 (in Api::handle), 403 for a foreign Origin, 404 for a space that is not the
-// caller's, 403 without the permission or with the template's switch off, 409 when the
-// space is not running.
+// The WebSocket routes into a space: its serial console (shared through the ConsoleHub), its
+// VNC display (one bridge per browser) and a TCP tunnel to a guest port (one bridge per
+// connection). Every refusal is a plain HTTP answer before the upgrade: 401 (in Api::handle),
+// 403 for a foreign Origin, 404 for a space that is not the caller's, 403 without the
+// permission, with the template's switch off or for a port the template does not list, 409
+// when the space is not running. Once open, a socket stays open only while those checks still
+// pass (SocketWatch).
 #include <unistd.h>
 
 #include <mutex>
@@ -10,7 +12,7 @@
 
 #include "api/api.hpp"
 #include "api/console_hub.hpp"
-#include "api/vnc_bridge.hpp"
+#include "api/socket_bridge.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::api {
@@ -25,18 +27,46 @@ bool same_origin(const Request& request) {
   return origin == "http://" + host || origin == "https://" + host;
 }
 
-}  // namespace
-
-store::Space Api::access_space(const Caller& caller, const Request& request,
-                               store::Permission permission) {
-  // Browsers send Origin on every WebSocket handshake; a page of another site must not ride
-  // the browser's cookie into a console (cross-site WebSocket hijacking). Only a client with
-  // an API token (the CLI), which no web page can make a browser send, may leave it out.
+// Browsers send Origin on every WebSocket handshake; a page of another site must not ride the
+// browser's cookie into a console (cross-site WebSocket hijacking). Only a client with an API
+// token (the CLI), which no web page can make a browser send, may leave it out.
+void check_origin(const Caller& caller, const Request& request) {
   if (request.header("origin").empty()) {
     if (caller.by_session) throw HttpError(403, "a WebSocket from a browser needs an Origin");
   } else if (!same_origin(request)) {
     throw HttpError(403, "the Origin " + request.header("origin") + " is not this server's");
   }
+}
+
+void check_running_upgrade(const store::Space& space, const Request& request) {
+  if (space.state != store::SpaceState::Running)
+    throw HttpError(409,
+                    "the space is " + std::string(store::to_string(space.state)) + ", not running");
+  if (util::to_lower(request.header("upgrade")) != "websocket")
+    throw HttpError(426, "this is a WebSocket: send Upgrade: websocket");
+}
+
+std::uint16_t port_of(const Request& request) {
+  const auto& text = request.param("port");
+  unsigned long port = 0;
+  if (text.empty() || text.size() > 5 ||
+      text.find_first_not_of("0123456789") != std::string::npos || (port = std::stoul(text)) == 0 ||
+      port > 65535)
+    throw HttpError(400, "\"" + text + "\" is not a port (1-65535)");
+  return static_cast<std::uint16_t>(port);
+}
+
+std::string listed_ports(const spec::Spec& spec) {
+  std::string out;
+  for (const auto& p : spec.ports) out += (out.empty() ? "" : ", ") + std::to_string(p.port);
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+store::Space Api::access_space(const Caller& caller, const Request& request,
+                               store::Permission permission) {
+  check_origin(caller, request);
   const auto space = visible_space(caller, request.param("id"));
   if (!has_permission(caller, permission))
     throw HttpError(403, std::string("this needs the permission ") + store::to_string(permission));
@@ -45,83 +75,163 @@ store::Space Api::access_space(const Caller& caller, const Request& request,
   if (console ? !spec.console : !spec.display)
     throw HttpError(403, console ? "the space's template has no console (console: false)"
                                  : "the space's template has no display (display: false)");
-  if (space.state != store::SpaceState::Running)
-    throw HttpError(409,
-                    "the space is " + std::string(store::to_string(space.state)) + ", not running");
-  if (util::to_lower(request.header("upgrade")) != "websocket")
-    throw HttpError(426, "this is a WebSocket: send Upgrade: websocket");
+  check_running_upgrade(space, request);
   return space;
 }
 
-void Api::add_access_routes() {
-  router_.add("GET", "/api/v1/spaces/{id}/console", Access::Console,
-              [this](const Caller& caller, const Request& request) {
-                const auto space = access_space(caller, request, store::Permission::UseWebTerminal);
-                struct Viewer {
-                  std::mutex mutex;
-                  std::optional<std::uint64_t> id;
-                };
-                auto viewer = std::make_shared<Viewer>();
-                auto upgrade = std::make_shared<Upgrade>();
-                const auto key = space.id;  // the space's, never its domain name's
-                auto* hub = consoles_.get();
-                upgrade->open = [hub, key, viewer](std::shared_ptr<SocketPeer> peer) {
-                  std::lock_guard lock(viewer->mutex);
-                  viewer->id = hub->attach(key, std::move(peer));
-                };
-                upgrade->message = [hub, key](std::string bytes) {
-                  hub->input(key, std::move(bytes));
-                };
-                upgrade->close = [hub, key, viewer] {
-                  std::lock_guard lock(viewer->mutex);
-                  if (viewer->id) hub->detach(key, *viewer->id);
-                };
-                Response response;
-                response.upgrade = std::move(upgrade);
-                return response;
-              });
+store::Space Api::tunnel_space(const Caller& caller, const Request& request) {
+  check_origin(caller, request);
+  const auto space = visible_space(caller, request.param("id"));
+  const auto port = port_of(request);
+  if (port != 22) {
+    const auto spec = engine_.space_spec(space);
+    bool listed = false;
+    for (const auto& p : spec.ports) listed = listed || p.port == port;
+    if (!listed)
+      throw HttpError(403, "port " + std::to_string(port) +
+                               " is not one the space's template lists in ports: (" +
+                               listed_ports(spec) + "); only 22 and those are reachable");
+  }
+  const auto permission = port == 22 ? store::Permission::UseSsh : store::Permission::UsePorts;
+  if (!has_permission(caller, permission))
+    throw HttpError(403, "port " + std::to_string(port) + " needs the permission " +
+                             store::to_string(permission));
+  check_running_upgrade(space, request);
+  return space;
+}
 
+std::uint64_t Api::watch_socket(const Request& request, SocketCheck check,
+                                std::shared_ptr<SocketPeer> peer) {
+  auto saved = std::make_shared<Request>(request);
+  saved->body.clear();
+  return sockets_->add(
+      [this, saved, check = std::move(check)] {
+        const auto caller = caller_of(*saved);
+        if (!caller) return false;
+        check(*caller, *saved);  // throws when refused now
+        return true;
+      },
+      [peer = std::move(peer)] { peer->close(); });
+}
+
+void Api::add_access_routes() {
+  add_console_route();
+  add_vnc_route();
+  add_tunnel_route();
+}
+
+void Api::add_console_route() {
+  router_.add(
+      "GET", "/api/v1/spaces/{id}/console", Access::Console,
+      [this](const Caller& caller, const Request& request) {
+        const auto space = access_space(caller, request, store::Permission::UseWebTerminal);
+        struct Viewer {
+          std::mutex mutex;
+          std::optional<std::uint64_t> id, watch;
+        };
+        auto viewer = std::make_shared<Viewer>();
+        auto upgrade = std::make_shared<Upgrade>();
+        const auto key = space.id;  // the space's, never its domain name's
+        auto* hub = consoles_.get();
+        auto check = [this](const Caller& c, const Request& r) {
+          access_space(c, r, store::Permission::UseWebTerminal);
+        };
+        upgrade->open = [this, hub, key, viewer, request, check](std::shared_ptr<SocketPeer> peer) {
+          std::lock_guard lock(viewer->mutex);
+          viewer->watch = watch_socket(request, check, peer);
+          viewer->id = hub->attach(key, std::move(peer));
+        };
+        upgrade->message = [hub, key](std::string bytes) { hub->input(key, std::move(bytes)); };
+        upgrade->close = [this, hub, key, viewer] {
+          std::lock_guard lock(viewer->mutex);
+          if (viewer->watch) sockets_->remove(*viewer->watch);
+          if (viewer->id) hub->detach(key, *viewer->id);
+        };
+        Response response;
+        response.upgrade = std::move(upgrade);
+        return response;
+      });
+}
+
+namespace {
+
+// A WebSocket that carries the bytes of `fd` (opened before the upgrade, so what cannot be
+// reached is an HTTP error the client can show rather than a socket that closes at once).
+// `watch` starts the socket's watch and returns its id; `unwatch` ends it.
+Response bridged(int fd, BridgeOptions options,
+                 std::function<std::uint64_t(std::shared_ptr<SocketPeer>)> watch,
+                 std::function<void(std::uint64_t)> unwatch) {
+  struct Session {
+    // An upgrade that never happened (a failed handshake) still closes the fd.
+    ~Session() {
+      if (fd >= 0) ::close(fd);
+    }
+    int fd = -1;
+    std::mutex mutex;
+    std::unique_ptr<SocketBridge> bridge;
+    std::optional<std::uint64_t> watch;
+    bool closed = false;
+  };
+  auto session = std::make_shared<Session>();
+  session->fd = fd;
+  auto upgrade = std::make_shared<Upgrade>();
+  upgrade->open = [session, options, watch = std::move(watch)](std::shared_ptr<SocketPeer> peer) {
+    std::lock_guard lock(session->mutex);
+    if (session->closed) return;
+    session->watch = watch(peer);
+    session->bridge =
+        std::make_unique<SocketBridge>(std::exchange(session->fd, -1), std::move(peer), options);
+  };
+  upgrade->message = [session](std::string bytes) {
+    std::lock_guard lock(session->mutex);
+    if (session->bridge) session->bridge->input(std::move(bytes));
+  };
+  upgrade->close = [session, unwatch = std::move(unwatch)] {
+    std::unique_ptr<SocketBridge> bridge;
+    {
+      std::lock_guard lock(session->mutex);
+      session->closed = true;
+      bridge = std::move(session->bridge);
+      if (session->watch) unwatch(*session->watch);
+    }
+    bridge.reset();  // joins its thread, outside the lock
+  };
+  Response response;
+  response.upgrade = std::move(upgrade);
+  return response;
+}
+
+}  // namespace
+
+void Api::add_vnc_route() {
   router_.add("GET", "/api/v1/spaces/{id}/vnc", Access::Vnc,
               [this](const Caller& caller, const Request& request) {
                 const auto space = access_space(caller, request, store::Permission::UseVnc);
-                // Opened before the upgrade, so a display that cannot be reached is a 502
-                // the browser can show rather than a socket that closes at once.
                 const int fd = options_.access->open_display(space.id);
-                struct Session {
-                  // An upgrade that never happened (a failed handshake) still closes the fd.
-                  ~Session() {
-                    if (fd >= 0) ::close(fd);
-                  }
-                  int fd = -1;
-                  std::mutex mutex;
-                  std::unique_ptr<VncBridge> bridge;
-                  bool closed = false;
+                auto check = [this](const Caller& c, const Request& r) {
+                  access_space(c, r, store::Permission::UseVnc);
                 };
-                auto session = std::make_shared<Session>();
-                session->fd = fd;
-                auto upgrade = std::make_shared<Upgrade>();
-                upgrade->open = [session](std::shared_ptr<SocketPeer> peer) {
-                  std::lock_guard lock(session->mutex);
-                  if (session->closed) return;
-                  session->bridge =
-                      std::make_unique<VncBridge>(std::exchange(session->fd, -1), std::move(peer));
-                };
-                upgrade->message = [session](std::string bytes) {
-                  std::lock_guard lock(session->mutex);
-                  if (session->bridge) session->bridge->input(std::move(bytes));
-                };
-                upgrade->close = [session] {
-                  std::unique_ptr<VncBridge> bridge;
-                  {
-                    std::lock_guard lock(session->mutex);
-                    session->closed = true;
-                    bridge = std::move(session->bridge);
-                  }
-                  bridge.reset();  // joins its thread, outside the lock
-                };
-                Response response;
-                response.upgrade = std::move(upgrade);
-                return response;
+                return bridged(
+                    fd, {},
+                    [this, request, check](std::shared_ptr<SocketPeer> peer) {
+                      return watch_socket(request, check, std::move(peer));
+                    },
+                    [this](std::uint64_t id) { sockets_->remove(id); });
+              });
+}
+
+void Api::add_tunnel_route() {
+  router_.add("GET", "/api/v1/spaces/{id}/tunnel/{port}", Access::Tunnel,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = tunnel_space(caller, request);
+                const int fd = options_.access->open_port(space.id, port_of(request));
+                auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
+                return bridged(
+                    fd, {.half_close = true},
+                    [this, request, check](std::shared_ptr<SocketPeer> peer) {
+                      return watch_socket(request, check, std::move(peer));
+                    },
+                    [this](std::uint64_t id) { sockets_->remove(id); });
               });
 }
 

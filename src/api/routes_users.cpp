@@ -85,7 +85,7 @@ std::set<store::Permission> parse_permissions(const std::vector<std::string>& na
     auto p = store::parse_permission(name);
     if (!p)
       throw HttpError(
-          422, "unknown permission \"" + name + "\" (known: admin, use-vnc, use-web-terminal)");
+          422, "unknown permission \"" + name + "\" (known: " + store::permission_names() + ")");
     out.insert(*p);
   }
   return out;

@@ -159,7 +159,7 @@ void add_user_verbs(CLI::App& app, int& exit_code) {
     cmd->add_option("--ssh-key", a->keys, "An SSH public key, or a file with one (repeatable)")
         ->type_name("KEY|FILE");
     cmd->add_option("--permission", a->permissions,
-                    "admin, use-vnc or use-web-terminal (repeatable)")
+                    "admin, use-vnc, use-web-terminal, use-ssh or use-ports (repeatable)")
         ->type_name("PERMISSION");
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return create(*a); }); });

@@ -151,6 +151,7 @@ class Engine : public SpaceAccess {
   // SpaceAccess (space_access.cpp).
   std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override;
   int open_display(const std::string& space_id) override;
+  int open_port(const std::string& space_id, std::uint16_t port) override;
 
  private:
   // A space with everything it is made from.

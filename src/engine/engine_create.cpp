@@ -58,9 +58,10 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   const auto space = insert_space(fresh, spec, node, ip);
   events_.publish(event::kSpaceCreated, space.id,
                   {{"name", space.name}, {"domain", space.domain_name}, {"node", space.node}});
-  const auto op = enqueue(space, "create", [this, id = space.id, start_now](std::int64_t operation) {
-    bring_up(id, {operation}, {start_now, true, false});
-  });
+  const auto op =
+      enqueue(space, "create", [this, id = space.id, start_now](std::int64_t operation) {
+        bring_up(id, {operation}, {start_now, true, false});
+      });
   return {space, op};
 }
 

@@ -117,4 +117,9 @@ int Engine::open_display(const std::string& space_id) {
   return node_of(space).open_display(space);
 }
 
+int Engine::open_port(const std::string& space_id, std::uint16_t port) {
+  const auto space = require(space_id);
+  return node_of(space).open_port(space, port);
+}
+
 }  // namespace bowline::engine

@@ -207,6 +207,11 @@ int KubevirtNode::open_display(const store::Space& space) {
   throw no_access(space);
 }
 
+int KubevirtNode::open_port(const store::Space& space, std::uint16_t) {
+  throw EngineError(EngineError::Kind::Invalid, "tunnels to a space on the kubevirt node " +
+                                                    space.node + " are not available yet");
+}
+
 void KubevirtNode::subresource(const std::string& vm, const std::string& verb) {
   const auto target = "/apis/subresources.kubevirt.io/v1/namespaces/" + o_.ns +
                       "/virtualmachines/" + vm + "/" + verb;

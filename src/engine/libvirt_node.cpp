@@ -10,6 +10,7 @@
 #include "libvirt/domain_xml.hpp"
 #include "plan/change_parts.hpp"
 #include "spec/ipv4.hpp"
+#include "util/tcp_connect.hpp"
 
 namespace bowline::engine {
 
@@ -357,6 +358,15 @@ std::unique_ptr<util::ByteStream> LibvirtNode::open_console(const store::Space& 
 
 int LibvirtNode::open_display(const store::Space& space) {
   return hypervisor_.open_graphics(own_domain(space), 0, true);
+}
+
+int LibvirtNode::open_port(const store::Space& space, std::uint16_t port) {
+  const auto to = space.ip ? space.ip : address(space);
+  if (!to)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space has no address yet (its guest has not taken a DHCP lease): try "
+                      "again once it has booted");
+  return util::tcp_connect(*to, port, std::chrono::seconds(5));
 }
 
 nlohmann::json LibvirtNode::report() {

@@ -143,6 +143,7 @@ class Node {
   // --- access (SpaceAccess); each throws when it cannot be opened
   virtual std::unique_ptr<util::ByteStream> open_console(const store::Space& space) = 0;
   virtual int open_display(const store::Space& space) = 0;
+  virtual int open_port(const store::Space& space, std::uint16_t port) = 0;
 
   // This node's record for GET /api/v1/nodes: {name, kind, runtimes, ready, checks, ...}.
   virtual nlohmann::json report() = 0;

@@ -1,8 +1,10 @@
-// Opening what a running space offers people, for the API's bridges: its serial console and its
-// VNC display. The Engine implements it for the spaces of its nodes, by space id (never by a
-// domain name, which another space may take once this one is gone); tests give the API a fake.
+// Opening what a running space offers people, for the API's bridges: its serial console, its
+// VNC display and its guest's TCP ports. The Engine implements it for the spaces of its nodes, by
+// space id (never by a domain name, which another space may take once this one is gone); tests give
+// the API a fake.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -20,6 +22,9 @@ class SpaceAccess {
   // A connected socket to the space's display (its VNC server, no password asked), for the
   // caller to own and close. Throws when it cannot be opened.
   virtual int open_display(const std::string& space_id) = 0;
+  // A connected TCP socket to `port` of the space's guest, for the caller to own and close.
+  // Throws when it cannot be opened (no address yet, refused, unreachable).
+  virtual int open_port(const std::string& space_id, std::uint16_t port) = 0;
 };
 
 }  // namespace bowline::engine

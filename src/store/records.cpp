@@ -22,10 +22,12 @@ const char* name_of(const std::array<std::pair<Enum, const char*>, N>& names, En
   return "?";
 }
 
-constexpr std::array<std::pair<Permission, const char*>, 3> kPermissions{{
+constexpr std::array<std::pair<Permission, const char*>, 5> kPermissions{{
     {Permission::Admin, "admin"},
     {Permission::UseVnc, "use-vnc"},
     {Permission::UseWebTerminal, "use-web-terminal"},
+    {Permission::UseSsh, "use-ssh"},
+    {Permission::UsePorts, "use-ports"},
 }};
 
 constexpr std::array<std::pair<SpaceState, const char*>, 8> kSpaceStates{{
@@ -58,6 +60,12 @@ const char* to_string(Permission value) {
 }
 std::optional<Permission> parse_permission(std::string_view text) {
   return parse(kPermissions, text);
+}
+std::string permission_names() {
+  std::string out;
+  for (const auto& [value, name] : kPermissions)
+    out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
 }
 
 const char* to_string(SpaceState value) {

@@ -14,9 +14,12 @@ namespace bowline::store {
 
 // ---- users --------------------------------------------------------------------------------
 
-enum class Permission { Admin, UseVnc, UseWebTerminal };
-const char* to_string(Permission);                             // admin | use-vnc | use-web-terminal
+// use-ssh: port 22 of one's spaces through the tunnel; use-ports: the other ports a template
+// lists in ports:.
+enum class Permission { Admin, UseVnc, UseWebTerminal, UseSsh, UsePorts };
+const char* to_string(Permission);  // admin | use-vnc | use-web-terminal | use-ssh | use-ports
 std::optional<Permission> parse_permission(std::string_view);  // nullopt when unknown
+std::string permission_names();  // "admin, use-vnc, ...", for messages
 
 struct User {
   std::int64_t id = 0;

@@ -2,7 +2,7 @@
 import { html, useState, useEffect, when, useTitle } from "/ui/lib.js";
 import * as api from "/ui/api.js";
 
-const PERMISSIONS = ["admin", "use-vnc", "use-web-terminal"];
+const PERMISSIONS = ["admin", "use-vnc", "use-web-terminal", "use-ssh", "use-ports"];
 
 function Permissions({ value, onChange, name }) {
   return html`<span class="perms">${PERMISSIONS.map((p) => html`

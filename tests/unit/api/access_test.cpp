@@ -6,9 +6,13 @@
 
 #include <set>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "api/console_hub.hpp"
 #include "api_test_support.hpp"
 #include "unused_hypervisor.hpp"
+#include "util/tcp_connect.hpp"
 #include "ws_test_client.hpp"
 
 namespace bowline::api::testing {
@@ -53,10 +57,74 @@ class DisplayHost final : public UnusedHypervisor {
   std::vector<std::thread> servers_;
 };
 
-// The API's way to a space's console and display, through the fake host above.
+// A guest's TCP service on loopback: echoes what it gets; at the client's end (EOF) it says
+// "eof-seen" and ends its side too, so a tunnel's half-close shows both ways.
+class EchoService {
+ public:
+  EchoService() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(listener_, 64) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+      throw std::runtime_error("echo service: cannot listen");
+    port_ = ntohs(address.sin_port);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        std::lock_guard lock(mutex_);
+        connections_.emplace_back([fd] {
+          char buffer[65536];
+          for (;;) {
+            const auto got = ::recv(fd, buffer, sizeof buffer, 0);
+            if (got <= 0) break;
+            try {
+              send_all(fd, std::string(buffer, static_cast<std::size_t>(got)));
+            } catch (const std::exception&) {
+              break;
+            }
+          }
+          try {
+            send_all(fd, "eof-seen");
+          } catch (const std::exception&) {
+          }
+          ::shutdown(fd, SHUT_WR);
+          ::close(fd);
+        });
+      }
+    });
+  }
+  ~EchoService() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    acceptor_.join();
+    std::lock_guard lock(mutex_);
+    for (auto& t : connections_) t.join();
+  }
+  unsigned short port() const { return port_; }
+
+ private:
+  int listener_ = -1;
+  unsigned short port_ = 0;
+  std::thread acceptor_;
+  std::mutex mutex_;
+  std::vector<std::thread> connections_;
+};
+
+// The API's way to a space's console, display and ports, through the fakes above.
 class HostAccess final : public engine::SpaceAccess {
  public:
   explicit HostAccess(DisplayHost& host) : host_(host) {}
+  int open_port(const std::string&, std::uint16_t port) override {
+    ports.push_back(port);
+    return util::tcp_connect("127.0.0.1", echo.port(), 5s);
+  }
+  std::vector<std::uint16_t> ports;  // asked for, in order
+  EchoService echo;
   std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override {
     return host_.open_console(space_id, {}, true);
   }
@@ -70,7 +138,8 @@ class HostAccess final : public engine::SpaceAccess {
 
 std::string with_switches(bool display, bool console) {
   return bridged_template() + "display: " + (display ? "true" : "false") +
-         "\nconsole: " + (console ? "true" : "false") + "\n";
+         "\nconsole: " + (console ? "true" : "false") +
+         "\nports: [8000, {port: 3000, name: web}]\n";
 }
 
 struct Person {
@@ -96,7 +165,8 @@ class AccessTest : public ::testing::Test {
                                  {{"name", tmpl_off_}, {"yaml", with_switches(false, false)}});
     EXPECT_EQ(off.status, 201) << off.body;
     plain_ = person("plain", {});
-    granted_ = person("granted", {store::Permission::UseVnc, store::Permission::UseWebTerminal});
+    granted_ = person("granted", {store::Permission::UseVnc, store::Permission::UseWebTerminal,
+                                  store::Permission::UseSsh});
     other_ = person("other", {store::Permission::UseVnc, store::Permission::UseWebTerminal});
     plain_space_ = space(plain_, tmpl_, &plain_op_);
     granted_space_ = space(granted_, tmpl_, &granted_op_);
@@ -149,11 +219,13 @@ std::string path_for(const std::string& pattern, const std::string& space,
   put("{id}", pattern.rfind("/api/v1/operations/", 0) == 0 ? std::to_string(operation) : space);
   put("{username}", username);
   put("{name}", pattern.rfind("/api/v1/pools/", 0) == 0 ? pool : tmpl);
+  put("{port}", "22");
   return out;
 }
 
 bool is_websocket(const Route& route) {
-  return route.access == Access::Console || route.access == Access::Vnc;
+  return route.access == Access::Console || route.access == Access::Vnc ||
+         route.access == Access::Tunnel;
 }
 
 TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
@@ -207,6 +279,7 @@ TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
           break;
         case Access::Console:
         case Access::Vnc:
+        case Access::Tunnel:
           if (s == 1) want = Want::Refused404;
           if (s == 2) want = Want::Refused403;
           break;
@@ -319,6 +392,104 @@ TEST_F(AccessTest, TheVncBridgeCarriesBytesBothWays) {
   std::size_t xs = 0;
   for (char c : all) xs += c == 'x';
   EXPECT_EQ(xs, big.size());
+}
+
+// ---- the tunnel (ctest -R tunnel) ------------------------------------------------------------
+
+using tunnel = AccessTest;
+
+TEST_F(tunnel, TenMegabytesGoThroughByteExactAndEachSideEndsOnItsOwn) {
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
+              {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  EXPECT_EQ(access_.ports.back(), 22);
+  // Bytes of every value, in frames of uneven sizes, while the echo comes back.
+  std::string sent;
+  for (std::size_t i = 0; sent.size() < 10 * 1024 * 1024; ++i)
+    sent += static_cast<char>((i * 7 + i / 251) & 0xff);
+  std::string got;
+  std::thread reader([&] {
+    while (got.size() < sent.size()) {
+      auto frame = ws.receive(20s);
+      if (!frame) break;
+      got += *frame;
+    }
+  });
+  for (std::size_t at = 0, n = 1; at < sent.size(); at += n, n = n * 3 % 65521 + 1)
+    ws.send(sent.substr(at, n));
+  reader.join();
+  ASSERT_EQ(got.size(), sent.size());
+  EXPECT_TRUE(got == sent) << "the bytes differ";
+  // The client's end (an empty frame) reaches the guest as EOF; the guest still answers, and
+  // its own end comes back as an empty frame, then the socket closes.
+  ws.send("");
+  EXPECT_EQ(ws.receive(5s), std::optional<std::string>("eof-seen"));
+  EXPECT_EQ(ws.receive(5s), std::optional<std::string>(""));
+  EXPECT_EQ(ws.receive(5s), std::nullopt);
+  EXPECT_TRUE(ws.closed());
+}
+
+TEST_F(tunnel, OnlyPortsTheTemplateListsAndOnlyWithThePermission) {
+  const auto path = "/api/v1/spaces/" + granted_space_ + "/tunnel/";
+  const auto bearer = "Authorization: Bearer " + granted_.token;
+  WsClient unlisted(port(), path + "9000", {bearer});
+  EXPECT_EQ(unlisted.status(), 403);
+  EXPECT_NE(unlisted.body().find("port 9000 is not one the space's template lists in ports: "
+                                 "(8000, 3000)"),
+            std::string::npos)
+      << unlisted.body();
+  WsClient no_permission(port(), path + "8000", {bearer});
+  EXPECT_EQ(no_permission.status(), 403);
+  EXPECT_NE(no_permission.body().find("port 8000 needs the permission use-ports"),
+            std::string::npos)
+      << no_permission.body();
+  EXPECT_EQ(WsClient(port(), path + "0", {bearer}).status(), 400);
+  EXPECT_EQ(WsClient(port(), path + "65536", {bearer}).status(), 400);
+  EXPECT_EQ(WsClient(port(), path + "22x", {bearer}).status(), 400);
+  // Without use-ssh, port 22 is refused too.
+  WsClient plain(port(), "/api/v1/spaces/" + plain_space_ + "/tunnel/22",
+                 {"Authorization: Bearer " + plain_.token});
+  EXPECT_EQ(plain.status(), 403);
+  EXPECT_NE(plain.body().find("needs the permission use-ssh"), std::string::npos) << plain.body();
+  // An admin has every permission: a listed port opens.
+  WsClient listed(port(), path + "3000", {"Authorization: Bearer " + stack_.admin_token()});
+  EXPECT_EQ(listed.status(), 101) << listed.body();
+  EXPECT_EQ(access_.ports.back(), 3000);
+}
+
+// What let a tunnel open must still hold while it is open: each change closes it within a
+// second.
+TEST_F(tunnel, ClosesWhenThePermissionGoesOrTheSpaceStops) {
+  const auto path = "/api/v1/spaces/" + granted_space_ + "/tunnel/22";
+  HttpClient client(port());
+  {
+    WsClient ws(port(), path, {"Authorization: Bearer " + granted_.token});
+    ASSERT_EQ(ws.status(), 101) << ws.body();
+    ws.send("ping");
+    EXPECT_EQ(ws.receive(5s), std::optional<std::string>("ping"));
+    const auto patched =
+        client.request("PATCH", "/api/v1/users/" + granted_.username, stack_.admin_token(),
+                       R"({"permissions": ["use-vnc", "use-web-terminal"]})");
+    ASSERT_EQ(patched.status, 200) << patched.body;
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(ws.receive(3s), std::nullopt);
+    EXPECT_TRUE(ws.closed());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+  }
+  ASSERT_EQ(client
+                .request("PATCH", "/api/v1/users/" + granted_.username, stack_.admin_token(),
+                         R"({"permissions": ["use-vnc", "use-web-terminal", "use-ssh"]})")
+                .status,
+            200);
+  WsClient ws(port(), path, {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  const auto stop = client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, {});
+  ASSERT_EQ(stop.status, 202) << stop.body;
+  stack_.wait_operation(stop.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
+  const auto stopped = std::chrono::steady_clock::now();
+  EXPECT_EQ(ws.receive(3s), std::nullopt);
+  EXPECT_TRUE(ws.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, 1500ms);
 }
 
 // ---- sessions -------------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+// One WebSocket carrying the bytes of one socket, both ways, in binary frames: a space's VNC
+// display (an fd from Hypervisor::open_graphics, as noVNC expects) or a TCP connection to a
+// guest port (the tunnel). Nothing is interpreted. Memory stays bounded both ways: above a
+// high-water mark of unsent bytes towards the client the socket is not read, and above one of
+// bytes not yet written to the socket the client's frames are not read.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "api/http.hpp"
+
+namespace bowline::api {
+
+struct BridgeOptions {
+  // A TCP stream's half-close, carried as an empty binary frame: from the client, the
+  // socket's sending side is shut once what came before is written (the guest reads EOF);
+  // when the socket's reading side ends, the client gets an empty frame. The WebSocket closes
+  // once both directions have ended. Off (VNC): the end of the socket ends everything, and
+  // empty frames are ignored.
+  bool half_close = false;
+};
+
+class SocketBridge {
+ public:
+  // Takes ownership of `fd`. Starts a thread that pumps until either side closes.
+  SocketBridge(int fd, std::shared_ptr<SocketPeer> peer, BridgeOptions options = {});
+  ~SocketBridge();  // stop(), then joins
+  SocketBridge(const SocketBridge&) = delete;
+  SocketBridge& operator=(const SocketBridge&) = delete;
+
+  // Bytes from the client; never blocks.
+  void input(std::string bytes);
+  // Ends the session (closes the fd and the WebSocket). Idempotent.
+  void stop();
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace bowline::api
