@@ -4,6 +4,7 @@
 #include "api/body.hpp"
 #include "api/json.hpp"
 #include "api/spaces_list.hpp"
+#include "engine/host_keys.hpp"
 
 namespace bowline::api {
 
@@ -73,6 +74,25 @@ void Api::add_space_routes() {
                 const auto view = engine_.describe(space.id);
                 auto out = space_json_of(view.space);
                 out["info"] = space_info_json(view);
+                return Response::json(200, out);
+              });
+
+  // The guest's SSH host keys, known before its first boot (bowline made them): what
+  // `bowline ssh` pins, so no client ever trusts a key on first use.
+  router_.add("GET", "/api/v1/spaces/{id}/host-keys", Access::OwnerOrAdmin,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = visible_space(caller, request.param("id"));
+                nlohmann::json keys = nlohmann::json::array();
+                if (!space.host_key_public.empty())
+                  keys.push_back(
+                      {{"type", space.host_key_public.substr(0, space.host_key_public.find(' '))},
+                       {"publicKey", space.host_key_public},
+                       {"fingerprint", engine::fingerprint(space.host_key_public)}});
+                nlohmann::json out = {{"space", space.id}, {"name", space.name}, {"keys", keys}};
+                if (keys.empty())
+                  out["note"] =
+                      "this space was made before bowline pinned host keys: recreate it to "
+                      "connect with bowline ssh";
                 return Response::json(200, out);
               });
 

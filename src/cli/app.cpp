@@ -1,4 +1,5 @@
 #include "cli/app.hpp"
+#include "cli/ssh_verbs.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -48,6 +49,7 @@ int run(int argc, char** argv) {
   add_user_verbs(app, exit_code);
   add_login_verb(app, exit_code);
   add_node_verbs(app, exit_code);
+  add_ssh_verbs(app, exit_code);
   if (const auto problem = unknown_verb(app, argc, argv); !problem.empty()) {
     std::cerr << problem << "\n";
     return kExitUsage;

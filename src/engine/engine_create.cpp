@@ -5,6 +5,7 @@
 #include "engine/devices.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
+#include "engine/host_keys.hpp"
 #include "engine/identifiers.hpp"
 #include "engine/ipam.hpp"
 
@@ -55,6 +56,9 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   fresh.vnc_password = random_hex(8);
   fresh.domain_name = spec.name;
   fresh.node = node.name();
+  const auto host_key = make_host_key(spec.name);
+  fresh.host_key = host_key.private_key;
+  fresh.host_key_public = host_key.public_line;
   const auto space = insert_space(fresh, spec, node, ip);
   events_.publish(event::kSpaceCreated, space.id,
                   {{"name", space.name}, {"domain", space.domain_name}, {"node", space.node}});

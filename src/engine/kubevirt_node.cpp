@@ -103,6 +103,8 @@ void KubevirtNode::apply_objects(const NodeSpace& s, bool running) {
   options.owner = s.owner;
   options.space_name = s.space.name;
   options.space_id = s.space.id;
+  if (!s.space.host_key.empty())
+    options.host_key = plan::HostKeyPair{s.space.host_key, s.space.host_key_public};
   auto manifests = kubevirt::render_manifests(s.spec, options);
   const auto strategy = applied_run_strategy(s.spec.run_strategy, running);
   for (auto& object : manifests.objects)

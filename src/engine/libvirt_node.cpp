@@ -27,6 +27,8 @@ plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl
   facts.vnc_password = space.vnc_password;
   facts.template_name = tmpl.name;
   facts.template_id = std::to_string(tmpl.id);
+  if (!space.host_key.empty())
+    facts.host_key = plan::HostKeyPair{space.host_key, space.host_key_public};
   return facts;
 }
 
@@ -55,6 +57,9 @@ void write_seed(const plan::Plan& plan) {
   out.write(iso.data(), static_cast<std::streamsize>(iso.size()));
   out.close();
   if (!out) throw std::runtime_error("cannot write " + tmp);
+  // The seed holds the guest's host key and password hash: for QEMU only (libvirt gives the
+  // file to the QEMU user when the domain starts).
+  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
   fs::rename(tmp, plan.seed_iso);
 }
 

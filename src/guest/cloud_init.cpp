@@ -106,6 +106,12 @@ Yaml our_cloud_config(const plan::GuestPlan& g) {
   doc.add("manage_etc_hosts", Yaml::boolean(true))
       .add("ssh_pwauth", Yaml::boolean(false))
       .add("users", Yaml::seq({std::move(user)}));
+  // The host key clients already know (GET .../host-keys): cloud-init deletes the image's
+  // keys and installs this one instead of making new ones, once per instance.
+  if (g.host_key)
+    doc.add("ssh_keys", Yaml::map()
+                            .add("ed25519_private", Yaml::str(g.host_key->private_key))
+                            .add("ed25519_public", Yaml::str(g.host_key->public_line)));
   // Every boot: the owner as the seed says now (the users, ssh and write_files modules run
   // once per instance, and the instance-id stays for the space's life).
   std::string keys;

@@ -184,8 +184,10 @@ class Renderer {
 
   // What cloud-init makes of the guest: on the pod network, so no static address.
   plan::GuestPlan guest_plan() const {
-    return plan::make_guest_plan(
+    auto guest = plan::make_guest_plan(
         s_, o_.owner, o_.space_id.empty() ? o_.ns + "/" + s_.name : o_.space_id, std::nullopt);
+    guest.host_key = o_.host_key;
+    return guest;
   }
 
   // DHCP on every en*/eth* interface, keeping the search domains DHCP offers.

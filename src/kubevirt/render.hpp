@@ -30,6 +30,7 @@ struct RenderOptions {
   std::string default_disk_size = "10Gi";  // a URL image without `disk`: CDI needs a size
   // Bridge keeps the pod's address inside the guest, as Cozystack does; Masquerade NATs.
   PodBinding pod_binding = PodBinding::Bridge;
+  std::optional<plan::HostKeyPair> host_key;  // the guest's SSH host key, when bowline made one
 };
 
 struct Manifests {

@@ -30,6 +30,13 @@ struct StaticAddress {
   std::vector<std::string> resolvers;        // nameservers
 };
 
+// The guest's SSH host key, made by bowline (engine/host_keys.hpp), in OpenSSH's formats.
+struct HostKeyPair {
+  std::string private_key;
+  std::string public_line;
+  bool operator==(const HostKeyPair&) const = default;
+};
+
 struct GuestPlan {
   std::string hostname;
   std::string instance_id;  // the space's for life (see make_guest_plan)
@@ -48,6 +55,9 @@ struct GuestPlan {
   std::string primary_mac;
   std::vector<std::string> extra_macs;  // the spec's `networks`, in order
   bool dhcp_everywhere = false;
+  // cloud-init installs it as the guest's only host key; none: the guest makes its own (a
+  // space an older server made, `bowline render`).
+  std::optional<HostKeyPair> host_key;
 };
 
 // The MAC of the space's NIC number `nic_index` (0: its network, then each of `networks`).

@@ -179,6 +179,7 @@ Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& spa
   p.cpu_model = spec.cpu_model;
   const auto address = static_address(spec, space, node);
   p.guest = make_guest_plan(spec, owner, space.id, address);
+  p.guest.host_key = space.host_key;
   if (address) p.ip = address->address;
 
   const auto* preference =

@@ -29,6 +29,7 @@ struct SpaceFacts {
   std::string vnc_password;
   std::string template_name;
   std::string template_id;
+  std::optional<HostKeyPair> host_key;  // the guest's SSH host key, when bowline made one
 };
 
 // What the node running the space provides.

@@ -194,6 +194,13 @@ CREATE TABLE host_ports (
 )sql");
 }
 
+// v7: each space's SSH host key, made by bowline and given to the guest by cloud-init, so that
+// clients know it before the first connection. Spaces an older server made have none.
+void add_host_keys(Db& db) {
+  db.exec("ALTER TABLE spaces ADD COLUMN host_key TEXT NOT NULL DEFAULT ''");
+  db.exec("ALTER TABLE spaces ADD COLUMN host_key_public TEXT NOT NULL DEFAULT ''");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -212,6 +219,7 @@ const std::vector<Migration>& migrations() {
       {4, "space change journal", add_space_changes},
       {5, "parts applied at a space's last start", add_applied_parts},
       {6, "host ports of external spaces", add_host_ports},
+      {7, "spaces' SSH host keys", add_host_keys},
   };
   return steps;
 }

@@ -111,6 +111,10 @@ struct Space {
   std::string domain_name;  // unique on the host
   std::string node;
   std::optional<std::int64_t> pool_id;
+  // The guest's SSH host key (OpenSSH private key format) and its public line; empty for a
+  // space an older server made.
+  std::string host_key;
+  std::string host_key_public;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
 };
@@ -127,6 +131,8 @@ struct NewSpace {
   std::string domain_name;
   std::string node;
   std::optional<std::int64_t> pool_id;
+  std::string host_key;
+  std::string host_key_public;
 };
 
 // ---- addresses ----------------------------------------------------------------------------

@@ -8,7 +8,8 @@ namespace {
 
 constexpr const char* kSpaceColumns =
     "id, name, owner_id, template_id, applied_template_revision, desired_state, state, error, "
-    "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts";
+    "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts, "
+    "host_key, host_key_public";
 
 Space read_space(const Statement& row) {
   Space space;
@@ -34,6 +35,8 @@ Space read_space(const Statement& row) {
   space.created_at = row.column_int64(14);
   space.updated_at = row.column_int64(15);
   space.applied_parts = row.column_text(16);
+  space.host_key = row.column_text(17);
+  space.host_key_public = row.column_text(18);
   return space;
 }
 
@@ -51,11 +54,13 @@ Space SpaceRepository::create(const NewSpace& space) {
   try {
     db_.cached(
            "INSERT INTO spaces (id, name, owner_id, template_id, desired_state, state, uuid, "
-           "vnc_password, domain_name, node, pool_id, created_at, updated_at) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           "vnc_password, domain_name, node, pool_id, created_at, updated_at, host_key, "
+           "host_key_public) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         ->bind_all(space.id, space.name, space.owner_id, space.template_id,
                    to_string(space.desired_state), to_string(space.state), space.uuid,
-                   space.vnc_password, space.domain_name, space.node, space.pool_id, when, when)
+                   space.vnc_password, space.domain_name, space.node, space.pool_id, when, when,
+                   space.host_key, space.host_key_public)
         .run();
   } catch (const SqliteError& e) {
     if (violates_unique(e, "spaces.domain_name"))

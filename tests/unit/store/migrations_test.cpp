@@ -43,7 +43,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 6);
+  EXPECT_EQ(latest_schema_version(), 7);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
