@@ -129,7 +129,8 @@ user=dana
 ssh-keygen -q -t ed25519 -N '' -C "$user@bowline-e2e" -f "$work/id_ed25519" || abort "ssh-keygen"
 # A service password with a space and quotes: the guest's hash must verify it as typed.
 service_pw="d4na's \"service\" pw"
-out=$(as_admin user create "$user" --email "$user@example.org" --service-password "$service_pw") ||
+out=$(as_admin user create "$user" --email "$user@example.org" --service-password "$service_pw" \
+  --permission use-ssh --permission use-ports) ||
   abort "user create: $out"
 user_token=$(sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p' <<<"$out")
 [ -n "$user_token" ] || abort "user create printed no token: $out"
@@ -151,6 +152,7 @@ network:
   bridge: $network
 environment:
   - BWDEB_GREETING=$greeting
+ports: [8000]
 cloudInit: |
   #cloud-config
   runcmd:
@@ -226,6 +228,50 @@ agent_ping() {
   return 1
 }
 check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
+
+# --- TUNNEL: ssh, scp and port forwards through the server, with the pinned host key ------------
+# (ctest -R 'tunnel|ssh|forward' runs this suite.) The client uses the key as its default
+# identity; every ssh below has StrictHostKeyChecking yes and no known host but bowline's.
+mkdir -p "$HOME/.ssh" && chmod 700 "$HOME/.ssh"
+cp "$work/id_ed25519" "$HOME/.ssh/id_ed25519"
+bssh_batch=(-- -o BatchMode=yes -o ConnectTimeout=30)
+check "tunnel/ssh: bowline ssh dev runs hostname on the first connection, key pinned" \
+  [ "$(as_user ssh dev "${bssh_batch[@]}" hostname 2>"$work/bssh.err")" = "$hostname" ]
+[ -s "$work/bssh.err" ] && sed 's/^/  bowline ssh: /' "$work/bssh.err"
+pinned=$(as_user known-hosts dev.bowline | ssh-keygen -lf - | awk '{ print $2 }')
+actual=$(guest "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" 2>>"$work/ssh.err" | awk '{ print $2 }')
+check "tunnel/ssh: the guest's host key is the one the server made ($pinned)" \
+  [ -n "$pinned" ] && [ "$pinned" = "$actual" ]
+head -c 20000000 /dev/urandom >"$work/up.bin"
+check "tunnel/scp: 20 MB up through the tunnel, checksums equal" bash -c "
+  as_user() { BOWLINE_TOKEN=$user_token '$bowline' \"\$@\"; }
+  as_user ssh-config --write >/dev/null &&
+  scp -q -o BatchMode=yes '$work/up.bin' dev.bowline:up.bin &&
+  [ \"\$(ssh -o BatchMode=yes dev.bowline sha256sum up.bin | cut -d' ' -f1)\" = \"\$(sha256sum '$work/up.bin' | cut -d' ' -f1)\" ]" 2>>"$work/bssh.err"
+check "tunnel/scp: 20 MB down through the tunnel, checksums equal" bash -c "
+  scp -q -o BatchMode=yes dev.bowline:up.bin '$work/down.bin' &&
+  cmp -s '$work/up.bin' '$work/down.bin'" 2>>"$work/bssh.err"
+check "tunnel/ssh-config: the block is in ~/.ssh/config once" \
+  [ "$(grep -c '^# >>> bowline' "$HOME/.ssh/config")" = 1 ]
+guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && (cd /tmp/www && nohup python3 -m http.server 8000 >/dev/null 2>&1 &)" 2>>"$work/ssh.err"
+BOWLINE_TOKEN=$user_token "$bowline" forward dev 18080:8000 >"$work/forward.out" 2>&1 &
+forward_pid=$!
+got=""
+for _ in $(seq 1 30); do
+  got=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:18080/hello.txt", timeout=10).read().decode().strip())' 2>/dev/null) && break
+  sleep 1
+done
+check "tunnel/forward: 127.0.0.1:18080 reaches the guest's port 8000" [ "$got" = "served from the guest" ]
+kill "$forward_pid" 2>/dev/null
+out=$(as_user tunnel dev 9000 </dev/null 2>&1)
+check "tunnel: port 9000 (not in ports:) is refused, naming the rule" \
+  grep -q "port 9000 is not one the space's template lists in ports: (8000)" <<<"$out"
+# A host key replaced inside the guest: bowline ssh refuses, naming both fingerprints.
+guest "sudo -n sh -c 'rm -f /etc/ssh/ssh_host_ed25519_key* && ssh-keygen -q -t ed25519 -N \"\" -f /etc/ssh/ssh_host_ed25519_key && systemctl restart ssh'" 2>>"$work/ssh.err"
+replaced=$(guest "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" 2>>"$work/ssh.err" | awk '{ print $2 }')
+out=$(as_user ssh dev "${bssh_batch[@]}" true 2>&1)
+check "tunnel/ssh: a replaced host key is refused, naming the space and both fingerprints" \
+  bash -c 'grep -q "host key of space dev" <<<"$1" && grep -qF "$2" <<<"$1" && grep -qF "$3" <<<"$1"' _ "$out" "$pinned" "$replaced"
 
 # --- POOL PART (2/2): a claimed pre-booted member lets its new owner in without a reboot ------
 # The member is made before anyone owns it; the claim must hand it to $user (their user and
@@ -423,6 +469,8 @@ YAML
   check "after the change: the owner's new key logs in" \
     [ "$(bssh "$second" "$work/id_second" id -un 2>>"$work/ssh.err")" = "$user" ]
   check "after the change: the first key still logs in" bssh "$second" "$work/id_ed25519" true
+  check "tunnel/ssh: after the template change and set-ip, bowline ssh br finds the pinned key" \
+    [ "$(as_user ssh br -- -o BatchMode=yes -o ConnectTimeout=30 id -un 2>>"$work/bssh.err")" = "$user" ]
   check "after the change: the environment is the new one" \
     [ "$(bssh "$second" "$work/id_second" "bash -lc 'printf %s \"\$BWDEB_STAGE\"'" 2>>"$work/ssh.err")" = two ]
   check "after the change: the template's runcmd ran once, at the first boot (per instance)" \
