@@ -88,6 +88,7 @@ class Api {
   // space that exists but is another user's).
   store::Space visible_space(const Caller& caller, const std::string& id);
   nlohmann::json space_json_of(const store::Space& space);
+  nlohmann::json connect_json(const store::Space& space, const std::string& owner);
   nlohmann::json pool_json_of(const store::Pool& pool);
   nlohmann::json accepted_json(const std::string& space_id, std::int64_t operation);
   // The user named in the path when the caller is that user or an admin; 403 / 404 otherwise.

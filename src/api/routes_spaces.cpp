@@ -8,6 +8,28 @@
 
 namespace bowline::api {
 
+// How to reach the space from one's own machine (docs/access.md): the ssh line, the host key
+// it pins, and a forward per port the template lists.
+nlohmann::json Api::connect_json(const store::Space& space, const std::string& owner) {
+  nlohmann::json ports = nlohmann::json::array();
+  try {
+    for (const auto& p : engine_.space_spec(space).ports) {
+      nlohmann::json entry = {
+          {"port", p.port},
+          {"forward", "bowline forward " + space.name + " " + std::to_string(p.port)}};
+      if (!p.name.empty()) entry["name"] = p.name;
+      ports.push_back(entry);
+    }
+  } catch (const std::exception&) {  // a template that no longer expands: no ports to show
+  }
+  return {{"ssh", "bowline ssh " + space.name},
+          {"sshHost", space.name + (owner.empty() ? "" : "." + owner) + ".bowline"},
+          {"hostKeyFingerprint", space.host_key_public.empty()
+                                     ? nlohmann::json(nullptr)
+                                     : nlohmann::json(engine::fingerprint(space.host_key_public))},
+          {"ports", ports}};
+}
+
 namespace {
 
 // ?all (anything but 0 or false): every user's spaces, for an admin.
@@ -74,6 +96,7 @@ void Api::add_space_routes() {
                 const auto view = engine_.describe(space.id);
                 auto out = space_json_of(view.space);
                 out["info"] = space_info_json(view);
+                out["info"]["connect"] = connect_json(view.space, out.value("owner", ""));
                 return Response::json(200, out);
               });
 

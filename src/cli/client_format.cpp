@@ -233,6 +233,18 @@ std::string format_space_info(const ojson& space) {
   row("domain definition", definition_text(space, i));
   row_unless_empty("pending", pending_text(i));
   row_unless_empty("external", external_ports_text(i));
+  if (const auto* connect = member(i, "connect")) {
+    auto ssh = text_of(*connect, "ssh");
+    if (const auto key = text_of(*connect, "hostKeyFingerprint"); !key.empty())
+      ssh += "  (host key " + key + ")";
+    row_unless_empty("ssh", ssh);
+    std::string forwards;
+    if (const auto* ports = member(*connect, "ports"))
+      for (const auto& p : *ports)
+        forwards += (forwards.empty() ? "" : "; ") + text_of(p, "forward") +
+                    (text_of(p, "name").empty() ? "" : " (" + text_of(p, "name") + ")");
+    row_unless_empty("ports", forwards);
+  }
   const auto readiness = readiness_of(space);
   std::string ready = readiness_summary(readiness);
   if (!readiness.detail.empty()) ready += ": " + readiness.detail;

@@ -457,6 +457,27 @@ TEST_F(tunnel, OnlyPortsTheTemplateListsAndOnlyWithThePermission) {
   EXPECT_EQ(access_.ports.back(), 3000);
 }
 
+TEST_F(tunnel, TheSpaceSaysHowToConnectAndWhichHostKeyToPin) {
+  HttpClient client(port());
+  const auto keys = client.get("/api/v1/spaces/" + granted_space_ + "/host-keys", granted_.token);
+  ASSERT_EQ(keys.status, 200) << keys.body;
+  const auto key = keys.parsed()["keys"][0];
+  EXPECT_EQ(key["type"], "ssh-ed25519");
+  EXPECT_EQ(key["fingerprint"].get<std::string>().rfind("SHA256:", 0), 0u);
+  // Another user's space is not there for them.
+  EXPECT_EQ(client.get("/api/v1/spaces/" + granted_space_ + "/host-keys", other_.token).status,
+            404);
+  const auto info = client.get("/api/v1/spaces/" + granted_space_, granted_.token).parsed();
+  const auto connect = info["info"]["connect"];
+  EXPECT_EQ(connect["hostKeyFingerprint"], key["fingerprint"]);
+  EXPECT_EQ(connect["sshHost"],
+            info["name"].get<std::string>() + "." + granted_.username + ".bowline");
+  ASSERT_EQ(connect["ports"].size(), 2u);
+  EXPECT_EQ(connect["ports"][1]["name"], "web");
+  EXPECT_EQ(connect["ports"][1]["forward"],
+            "bowline forward " + info["name"].get<std::string>() + " 3000");
+}
+
 // What let a tunnel open must still hold while it is open: each change closes it within a
 // second.
 TEST_F(tunnel, ClosesWhenThePermissionGoesOrTheSpaceStops) {
