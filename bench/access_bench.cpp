@@ -44,6 +44,7 @@
 #include "byte_pipe.hpp"
 #include "libvirt/hypervisor.hpp"
 #include "rfb_client.hpp"
+#include "util/tcp_connect.hpp"
 
 namespace bowline::bench {
 namespace {
@@ -527,10 +528,153 @@ int console(int rounds, bool handover) {
   return 0;
 }
 
+// ---- tunnel --------------------------------------------------------------------------------
+
+// A guest's TCP service on loopback that echoes what it gets (the "direct" side).
+class TcpEcho {
+ public:
+  TcpEcho() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), n) != 0 ||
+        ::listen(listener_, 16) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &n) != 0)
+      throw std::runtime_error("echo: cannot listen");
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        std::lock_guard lock(mutex_);
+        echoes_.emplace_back([fd] {
+          std::vector<char> buffer(256 * 1024);
+          for (;;) {
+            const auto got = ::recv(fd, buffer.data(), buffer.size(), 0);
+            if (got <= 0) break;
+            for (ssize_t at = 0; at < got;) {
+              const auto sent = ::send(fd, buffer.data() + at, got - at, MSG_NOSIGNAL);
+              if (sent <= 0) break;
+              at += sent;
+            }
+          }
+          ::close(fd);
+        });
+      }
+    });
+  }
+  ~TcpEcho() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    acceptor_.join();
+    std::lock_guard lock(mutex_);
+    for (auto& t : echoes_) t.join();
+  }
+  unsigned short port() const { return port_; }
+
+ private:
+  int listener_ = -1;
+  unsigned short port_ = 0;
+  std::thread acceptor_;
+  std::mutex mutex_;
+  std::vector<std::thread> echoes_;
+};
+
+// Bytes/s of `total` bytes written in `chunk`-sized writes while a second thread reads the echo.
+double echo_throughput(BytePipe& pipe, std::size_t total, std::size_t chunk) {
+  const std::string block(chunk, 'x');
+  const auto t0 = Clock::now();
+  std::thread reader([&] { pipe.skip(total, 60s); });
+  for (std::size_t sent = 0; sent < total; sent += chunk) pipe.write_all(block);
+  reader.join();
+  return static_cast<double>(total) / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int tunnel(int rounds, int megabytes) {
+  TcpEcho echo;
+  // The tunnel route's wiring (routes_access.cpp) without the checks before the upgrade.
+  api::HttpServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  api::HttpServer server(options, [&echo](api::Request&) {
+    struct Session {
+      std::mutex mutex;
+      std::unique_ptr<api::SocketBridge> bridge;
+      bool closed = false;
+    };
+    auto session = std::make_shared<Session>();
+    const int fd = util::tcp_connect("127.0.0.1", echo.port(), 5s);
+    auto upgrade = std::make_shared<api::Upgrade>();
+    upgrade->open = [session, fd](std::shared_ptr<api::SocketPeer> peer) {
+      std::lock_guard lock(session->mutex);
+      session->bridge =
+          std::make_unique<api::SocketBridge>(fd, std::move(peer), api::BridgeOptions{true});
+    };
+    upgrade->message = [session](std::string bytes) {
+      std::lock_guard lock(session->mutex);
+      if (session->bridge) session->bridge->input(std::move(bytes));
+    };
+    upgrade->close = [session] {
+      std::unique_ptr<api::SocketBridge> bridge;
+      {
+        std::lock_guard lock(session->mutex);
+        bridge = std::move(session->bridge);
+      }
+    };
+    api::Response response;
+    response.upgrade = std::move(upgrade);
+    return response;
+  });
+  server.start();
+  const auto url = "http://127.0.0.1:" + std::to_string(server.port());
+  nlohmann::json out;
+  std::vector<double> direct_bps, tunnel_bps, direct_ms, tunnel_ms;
+  {
+    FdPipe plain(util::tcp_connect("127.0.0.1", echo.port(), 5s));
+    WsPipe ws(url, "/tunnel", "bench");
+    const std::size_t total = static_cast<std::size_t>(megabytes) * 1024 * 1024;
+    // Interleaved, so a burst of load on the host falls on both alike.
+    for (int i = 0; i < 3; ++i) {
+      direct_bps.push_back(echo_throughput(plain, total, 64 * 1024));
+      tunnel_bps.push_back(echo_throughput(ws, total, 64 * 1024));
+    }
+    for (int i = 0; i < 50; ++i) {
+      round_trip(plain, 'w');
+      round_trip(ws, 'w');
+    }
+    constexpr int kBlock = 10;
+    for (int done = 0; done < rounds; done += kBlock)
+      for (int side = 0; side < 2; ++side)
+        for (int i = 0; i < kBlock; ++i)
+          (side ? tunnel_ms : direct_ms)
+              .push_back(round_trip(side ? static_cast<BytePipe&>(ws) : plain,
+                                    static_cast<char>('a' + i % 26)));
+  }
+  server.stop();
+  out["megabytes_each_way"] = megabytes;
+  out["direct_median_Bps"] = median(direct_bps);
+  out["tunnel_median_Bps"] = median(tunnel_bps);
+  out["throughput_ratio"] = median(tunnel_bps) / median(direct_bps);
+  out["rounds"] = rounds;
+  out["direct_p50_ms"] = percentile(direct_ms, 0.50);
+  out["direct_p99_ms"] = percentile(direct_ms, 0.99);
+  out["tunnel_p50_ms"] = percentile(tunnel_ms, 0.50);
+  out["tunnel_p99_ms"] = percentile(tunnel_ms, 0.99);
+  out["added_p50_ms"] = percentile(tunnel_ms, 0.50) - percentile(direct_ms, 0.50);
+  out["added_p99_ms"] = percentile(tunnel_ms, 0.99) - percentile(direct_ms, 0.99);
+  std::cout << out.dump() << "\n";
+  return 0;
+}
+
 int usage() {
   std::cerr << "usage: bowline-bench-access vnc URI SERVER TOKEN SPACE_ID DOMAIN ROUNDS SECONDS\n"
                "       bowline-bench-access vnc-capacity ROUNDS SECONDS\n"
-               "       bowline-bench-access console ROUNDS [handover]\n";
+               "       bowline-bench-access console ROUNDS [handover]\n"
+               "       bowline-bench-access tunnel ROUNDS MEGABYTES\n";
   return 2;
 }
 
@@ -546,6 +690,8 @@ int main(int argc, char** argv) {
                  std::stod(args[7]));
     if (args.size() == 3 && args[0] == "vnc-capacity")
       return vnc_capacity(std::stoi(args[1]), std::stod(args[2]));
+    if (args.size() == 3 && args[0] == "tunnel")
+      return tunnel(std::stoi(args[1]), std::stoi(args[2]));
     if ((args.size() == 2 || (args.size() == 3 && args[2] == "handover")) && args[0] == "console")
       return console(std::stoi(args[1]), args.size() == 3);
     return usage();

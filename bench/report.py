@@ -10,6 +10,8 @@ VIRT_INSTALL_TARGET = 1.5  # and at least 1.5x faster than the virt-install pipe
 LIST_P99_TARGET_MS = 20.0
 VNC_RATIO_TARGET = 0.80  # the VNC bridge moves >= 80% of a direct connection's bytes/s
 CONSOLE_ADDED_P99_TARGET_MS = 2.0  # the console bridge adds < 2 ms at p99
+TUNNEL_RATIO_TARGET = 0.8  # the tunnel carries >= 0.8 of a straight connection's throughput
+TUNNEL_ADDED_P99_TARGET_MS = 2.0
 
 
 def report_anatomy(by):
@@ -186,6 +188,19 @@ def main():
                   % (label, f[key + "_p50_ms"], f[key + "_p99_ms"], f[key + "_max_ms"]))
         print("  added by the bridge: p50 %.3f ms, p99 %.3f ms  %s"
               % (f["added_p50_ms"], f["added_p99_ms"], verdict(f["added_p99_ms"] < CONSOLE_ADDED_P99_TARGET_MS)))
+    for row in by.get("tunnel", []):
+        f = row["figures"]
+        if "note" in f:
+            print("== tunnel: " + f["note"] + " ==")
+            continue
+        print("== tunnel: a TCP echo service through the tunnel route and straight ==")
+        print("  %d MiB each way: straight %.0f MB/s, through the tunnel %.0f MB/s: ratio %.2f  %s"
+              % (f["megabytes_each_way"], f["direct_median_Bps"] / 1e6, f["tunnel_median_Bps"] / 1e6,
+                 f["throughput_ratio"], verdict(f["throughput_ratio"] >= TUNNEL_RATIO_TARGET)))
+        print("  %d one-byte round trips: straight p50 %.3f p99 %.3f ms; tunnel p50 %.3f p99 %.3f ms"
+              % (f["rounds"], f["direct_p50_ms"], f["direct_p99_ms"], f["tunnel_p50_ms"], f["tunnel_p99_ms"]))
+        print("  added by the tunnel: p50 %.3f ms, p99 %.3f ms  %s"
+              % (f["added_p50_ms"], f["added_p99_ms"], verdict(f["added_p99_ms"] < TUNNEL_ADDED_P99_TARGET_MS)))
 
 
 if __name__ == "__main__":

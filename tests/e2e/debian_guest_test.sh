@@ -230,11 +230,11 @@ agent_ping() {
 check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
 
 # --- TUNNEL: ssh, scp and port forwards through the server, with the pinned host key ------------
-# (ctest -R 'tunnel|ssh|forward' runs this suite.) The client uses the key as its default
-# identity; every ssh below has StrictHostKeyChecking yes and no known host but bowline's.
+# Every ssh below has StrictHostKeyChecking yes and no known host but bowline's. (OpenSSH reads
+# ~/.ssh of the passwd entry, not $HOME: the config bowline writes is passed with -F.)
 mkdir -p "$HOME/.ssh" && chmod 700 "$HOME/.ssh"
-cp "$work/id_ed25519" "$HOME/.ssh/id_ed25519"
-bssh_batch=(-- -o BatchMode=yes -o ConnectTimeout=30)
+key_opts=(-i "$work/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=30)
+bssh_batch=(-- "${key_opts[@]}")
 check "tunnel/ssh: bowline ssh dev runs hostname on the first connection, key pinned" \
   [ "$(as_user ssh dev "${bssh_batch[@]}" hostname 2>"$work/bssh.err")" = "$hostname" ]
 [ -s "$work/bssh.err" ] && sed 's/^/  bowline ssh: /' "$work/bssh.err"
@@ -243,25 +243,32 @@ actual=$(guest "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" 2>>"$work/ssh.
 check "tunnel/ssh: the guest's host key is the one the server made ($pinned)" \
   [ -n "$pinned" ] && [ "$pinned" = "$actual" ]
 head -c 20000000 /dev/urandom >"$work/up.bin"
+# ssh runs ssh-config's ProxyCommand and KnownHostsCommand with its environment: the token.
 check "tunnel/scp: 20 MB up through the tunnel, checksums equal" bash -c "
-  as_user() { BOWLINE_TOKEN=$user_token '$bowline' \"\$@\"; }
-  as_user ssh-config --write >/dev/null &&
-  scp -q -o BatchMode=yes '$work/up.bin' dev.bowline:up.bin &&
-  [ \"\$(ssh -o BatchMode=yes dev.bowline sha256sum up.bin | cut -d' ' -f1)\" = \"\$(sha256sum '$work/up.bin' | cut -d' ' -f1)\" ]" 2>>"$work/bssh.err"
+  export BOWLINE_TOKEN=$user_token
+  '$bowline' ssh-config --write >/dev/null &&
+  scp -q -F '$HOME/.ssh/config' ${key_opts[*]} '$work/up.bin' dev.bowline:up.bin &&
+  [ \"\$(ssh -F '$HOME/.ssh/config' ${key_opts[*]} dev.bowline sha256sum up.bin | cut -d' ' -f1)\" = \"\$(sha256sum '$work/up.bin' | cut -d' ' -f1)\" ]" 2>>"$work/bssh.err"
 check "tunnel/scp: 20 MB down through the tunnel, checksums equal" bash -c "
-  scp -q -o BatchMode=yes dev.bowline:up.bin '$work/down.bin' &&
+  export BOWLINE_TOKEN=$user_token
+  scp -q -F '$HOME/.ssh/config' ${key_opts[*]} dev.bowline:up.bin '$work/down.bin' &&
   cmp -s '$work/up.bin' '$work/down.bin'" 2>>"$work/bssh.err"
 check "tunnel/ssh-config: the block is in ~/.ssh/config once" \
   [ "$(grep -c '^# >>> bowline' "$HOME/.ssh/config")" = 1 ]
-guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && (cd /tmp/www && nohup python3 -m http.server 8000 >/dev/null 2>&1 &)" 2>>"$work/ssh.err"
-BOWLINE_TOKEN=$user_token "$bowline" forward dev 18080:8000 >"$work/forward.out" 2>&1 &
+# A unit of its own: nothing of it holds the ssh session open.
+guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && sudo -n systemd-run --quiet --unit bwdeb-www python3 -m http.server 8000 --directory /tmp/www" 2>>"$work/ssh.err"
+# Any free local port (0): the first line it prints names it.
+BOWLINE_TOKEN=$user_token "$bowline" forward dev 0:8000 >"$work/forward.out" 2>&1 &
 forward_pid=$!
+local_url=""
 got=""
 for _ in $(seq 1 30); do
-  got=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:18080/hello.txt", timeout=10).read().decode().strip())' 2>/dev/null) && break
+  local_url=$(head -n1 "$work/forward.out" | awk '{ print $1 }')
+  [ -n "$local_url" ] && got=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "/hello.txt", timeout=10).read().decode().strip())' "$local_url" 2>>"$work/forward.err") && break
   sleep 1
 done
-check "tunnel/forward: 127.0.0.1:18080 reaches the guest's port 8000" [ "$got" = "served from the guest" ]
+check "tunnel/forward: $local_url reaches the guest's port 8000" [ "$got" = "served from the guest" ]
+[ "$got" = "served from the guest" ] || { sed 's/^/  forward: /' "$work/forward.out" "$work/forward.err"; tail -3 "$work/ssh.err"; }
 kill "$forward_pid" 2>/dev/null
 out=$(as_user tunnel dev 9000 </dev/null 2>&1)
 check "tunnel: port 9000 (not in ports:) is refused, naming the rule" \
@@ -470,7 +477,7 @@ YAML
     [ "$(bssh "$second" "$work/id_second" id -un 2>>"$work/ssh.err")" = "$user" ]
   check "after the change: the first key still logs in" bssh "$second" "$work/id_ed25519" true
   check "tunnel/ssh: after the template change and set-ip, bowline ssh br finds the pinned key" \
-    [ "$(as_user ssh br -- -o BatchMode=yes -o ConnectTimeout=30 id -un 2>>"$work/bssh.err")" = "$user" ]
+    [ "$(as_user ssh br "${bssh_batch[@]}" id -un 2>>"$work/bssh.err")" = "$user" ]
   check "after the change: the environment is the new one" \
     [ "$(bssh "$second" "$work/id_second" "bash -lc 'printf %s \"\$BWDEB_STAGE\"'" 2>>"$work/ssh.err")" = two ]
   check "after the change: the template's runcmd ran once, at the first boot (per instance)" \
