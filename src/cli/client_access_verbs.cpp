@@ -16,6 +16,7 @@
 
 #include "cli/app.hpp"
 #include "cli/client_verbs.hpp"
+#include "cli/local_sockets.hpp"
 #include "cli/ws_client.hpp"
 
 namespace bowline::cli {
@@ -54,16 +55,6 @@ class RawTerminal {
   RawTerminal(const RawTerminal&) = delete;
   RawTerminal& operator=(const RawTerminal&) = delete;
 };
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const auto n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
 
 // ---- console --------------------------------------------------------------------------------
 
@@ -154,23 +145,8 @@ int vnc(const VncArgs& a) {
   const auto id = resolve_space(client, a.space);
   const auto path = "/api/v1/spaces/" + escape_segment(id) + "/vnc";
   { WsConnection probe(client.endpoint(), path); }  // refusals show now, not at the viewer
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(a.port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // this machine only
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listener, 8) != 0) {
-    const auto why = std::string(std::strerror(errno));
-    ::close(listener);
-    throw CliError(kExitInvalid,
-                   "cannot listen on 127.0.0.1:" + std::to_string(a.port) + ": " + why);
-  }
-  socklen_t length = sizeof addr;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
-  std::cout << "VNC of " << a.space << " on 127.0.0.1:" << ntohs(addr.sin_port)
+  const int listener = listen_loopback(static_cast<unsigned>(a.port));
+  std::cout << "VNC of " << a.space << " on 127.0.0.1:" << bound_port(listener)
             << " (point a VNC viewer there; Ctrl-C ends)" << std::endl;
   for (;;) {
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);

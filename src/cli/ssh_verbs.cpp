@@ -19,6 +19,7 @@
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
 #include "cli/client_verbs.hpp"
+#include "cli/local_sockets.hpp"
 #include "cli/tunnel_pipe.hpp"
 #include "cli/ws_client.hpp"
 #include "engine/host_keys.hpp"
@@ -280,29 +281,6 @@ struct ForwardArgs {
   std::vector<std::string> ports;
 };
 
-int listen_on(unsigned port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // this machine only
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(fd);
-    throw CliError(kExitInvalid, "cannot listen on 127.0.0.1:" + std::to_string(port) + ": " + why);
-  }
-  return fd;
-}
-
-unsigned port_of(int listener) {
-  sockaddr_in addr{};
-  socklen_t length = sizeof addr;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
-  return ntohs(addr.sin_port);
-}
-
 int forward(const ForwardArgs& a) {
   Client client(resolve_endpoint(a.client.server));
   const auto space = find_space(client, parse_ssh_host(a.space));
@@ -315,9 +293,9 @@ int forward(const ForwardArgs& a) {
                      "\"" + text + "\" is not [LOCAL:]REMOTE (e.g. 8000 or 18080:8000)");
     const auto path = tunnel_path(id, ports->second);
     { WsConnection probe(client.endpoint(), path); }  // a refusal shows now, not per connection
-    const int listener = listen_on(ports->first);
-    std::cout << "http://127.0.0.1:" << port_of(listener) << " -> " << text_of(space, "name") << ":"
-              << ports->second << std::endl;
+    const int listener = listen_loopback(ports->first);
+    std::cout << "http://127.0.0.1:" << bound_port(listener) << " -> " << text_of(space, "name")
+              << ":" << ports->second << std::endl;
     acceptors.emplace_back([listener, path, endpoint = client.endpoint()] {
       for (;;) {
         const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);

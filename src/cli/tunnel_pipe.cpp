@@ -8,23 +8,10 @@
 #include <cerrno>
 #include <thread>
 
+#include "cli/local_sockets.hpp"
 #include "cli/ws_client.hpp"
 
 namespace bowline::cli {
-
-namespace {
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const auto n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string tunnel_path(const std::string& space_id, unsigned port) {
   return "/api/v1/spaces/" + escape_segment(space_id) + "/tunnel/" + std::to_string(port);
