@@ -257,6 +257,9 @@ check "tunnel/ssh-config: the block is in ~/.ssh/config once" \
   [ "$(grep -c '^# >>> bowline' "$HOME/.ssh/config")" = 1 ]
 # A unit of its own: nothing of it holds the ssh session open.
 guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && sudo -n systemd-run --quiet --unit bwdeb-www python3 -m http.server 8000 --directory /tmp/www" 2>>"$work/ssh.err"
+# Python starts slowly under emulation: wait until the guest's port answers inside the guest.
+guest "bash -c 'for i in \$(seq 1 90); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && exit 0; sleep 1; done; exit 1'" 2>>"$work/ssh.err" ||
+  log "the guest's web server did not start: $(guest 'systemctl status bwdeb-www --no-pager' 2>&1 | tail -5)"
 # Any free local port (0): the first line it prints names it.
 BOWLINE_TOKEN=$user_token "$bowline" forward dev 0:8000 >"$work/forward.out" 2>&1 &
 forward_pid=$!
