@@ -58,9 +58,8 @@ class ForwardingHypervisor : public libvirt::Hypervisor {
   libvirt::DomainCapabilities domain_capabilities(const std::string& domain_type) override {
     return inner_.domain_capabilities(domain_type);
   }
-  std::unique_ptr<util::ByteStream> open_console(const std::string& name,
-                                                    const std::string& device,
-                                                    bool force) override {
+  std::unique_ptr<util::ByteStream> open_console(const std::string& name, const std::string& device,
+                                                 bool force) override {
     return inner_.open_console(name, device, force);
   }
   int open_graphics(const std::string& name, unsigned index, bool skip_auth) override {
