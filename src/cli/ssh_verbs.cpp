@@ -1,7 +1,5 @@
 #include "cli/ssh_verbs.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "cli/app.hpp"
@@ -79,12 +76,25 @@ std::vector<std::string> host_keys(Client& client, const ojson& space) {
   return out;
 }
 
+// Replaces `file` with `text` in one rename, 0600, in a directory made 0700 (both hold what
+// ssh trusts: its config and known hosts).
+void write_private_file(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  ::chmod(file.parent_path().c_str(), 0700);
+  const auto tmp = file.string() + ".bowline-tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) throw CliError(kExitUsage, "cannot write " + tmp);
+  }
+  ::chmod(tmp.c_str(), 0600);
+  fs::rename(tmp, file);
+}
+
 // Writes the space's keys under `alias` into bowline's known_hosts (the server's word
 // replaces what was there for that alias); returns the file.
 fs::path pin(const std::string& alias, const std::vector<std::string>& keys) {
   const auto file = known_hosts_file();
-  fs::create_directories(file.parent_path());
-  ::chmod(file.parent_path().c_str(), 0700);
   std::string kept;
   if (std::ifstream in{file}) {
     std::string line;
@@ -92,14 +102,7 @@ fs::path pin(const std::string& alias, const std::vector<std::string>& keys) {
       if (line.rfind(alias + " ", 0) != 0) kept += line + "\n";
   }
   for (const auto& k : keys) kept += alias + " " + k + "\n";
-  const auto tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << kept;
-    if (!out) throw CliError(kExitUsage, "cannot write " + tmp);
-  }
-  ::chmod(tmp.c_str(), 0600);
-  fs::rename(tmp, file);
+  write_private_file(file, kept);
   return file;
 }
 
@@ -256,20 +259,10 @@ int ssh_config(const SshConfigArgs& a) {
     std::cout << block;
     return kExitOk;
   }
-  const fs::path dir = fs::path(home()) / ".ssh";
-  fs::create_directories(dir);
-  ::chmod(dir.c_str(), 0700);
-  const auto file = dir / "config";
+  const auto file = fs::path(home()) / ".ssh" / "config";
   std::string config;
   if (std::ifstream in{file}) config.assign(std::istreambuf_iterator<char>(in), {});
-  const auto tmp = file.string() + ".bowline-tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << with_bowline_block(config, block);
-    if (!out) throw CliError(kExitUsage, "cannot write " + tmp);
-  }
-  ::chmod(tmp.c_str(), 0600);
-  fs::rename(tmp, file);
+  write_private_file(file, with_bowline_block(config, block));
   std::cout << "wrote the bowline block to " << file.string()
             << ": ssh SPACE.bowline reaches your space SPACE\n";
   return kExitOk;
