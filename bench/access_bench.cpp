@@ -363,44 +363,14 @@ class RfbHost final : public BareHost {
 
 int vnc_capacity(int rounds, double seconds) {
   RfbHost host;
-  // The VNC route's wiring (routes_access.cpp) without the checks before the upgrade.
   api::HttpServerOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
+  // The VNC route's bridge (api::bridge_upgrade), without the checks before the upgrade.
   api::HttpServer server(options, [&host](api::Request&) {
-    struct Session {
-      ~Session() {
-        if (fd >= 0) ::close(fd);
-      }
-      int fd = -1;
-      std::mutex mutex;
-      std::unique_ptr<api::SocketBridge> bridge;
-      bool closed = false;
-    };
-    auto session = std::make_shared<Session>();
-    session->fd = host.open_graphics("bench", 0, true);
-    auto upgrade = std::make_shared<api::Upgrade>();
-    upgrade->open = [session](std::shared_ptr<api::SocketPeer> peer) {
-      std::lock_guard lock(session->mutex);
-      if (session->closed) return;
-      session->bridge =
-          std::make_unique<api::SocketBridge>(std::exchange(session->fd, -1), std::move(peer));
-    };
-    upgrade->message = [session](std::string bytes) {
-      std::lock_guard lock(session->mutex);
-      if (session->bridge) session->bridge->input(std::move(bytes));
-    };
-    upgrade->close = [session] {
-      std::unique_ptr<api::SocketBridge> bridge;
-      {
-        std::lock_guard lock(session->mutex);
-        session->closed = true;
-        bridge = std::move(session->bridge);
-      }
-    };
-    api::Response response;
-    response.upgrade = std::move(upgrade);
-    return response;
+    return api::bridge_upgrade(
+        host.open_graphics("bench", 0, true), {},
+        [](std::shared_ptr<api::SocketPeer>) { return std::uint64_t{0}; }, [](std::uint64_t) {});
   });
   server.start();
   const auto url = "http://127.0.0.1:" + std::to_string(server.port());
@@ -596,38 +566,14 @@ double echo_throughput(BytePipe& pipe, std::size_t total, std::size_t chunk) {
 
 int tunnel(int rounds, int megabytes) {
   TcpEcho echo;
-  // The tunnel route's wiring (routes_access.cpp) without the checks before the upgrade.
+  // The tunnel route's bridge (api::bridge_upgrade), without the checks before the upgrade.
   api::HttpServerOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
   api::HttpServer server(options, [&echo](api::Request&) {
-    struct Session {
-      std::mutex mutex;
-      std::unique_ptr<api::SocketBridge> bridge;
-      bool closed = false;
-    };
-    auto session = std::make_shared<Session>();
-    const int fd = util::tcp_connect("127.0.0.1", echo.port(), 5s);
-    auto upgrade = std::make_shared<api::Upgrade>();
-    upgrade->open = [session, fd](std::shared_ptr<api::SocketPeer> peer) {
-      std::lock_guard lock(session->mutex);
-      session->bridge =
-          std::make_unique<api::SocketBridge>(fd, std::move(peer), api::BridgeOptions{true});
-    };
-    upgrade->message = [session](std::string bytes) {
-      std::lock_guard lock(session->mutex);
-      if (session->bridge) session->bridge->input(std::move(bytes));
-    };
-    upgrade->close = [session] {
-      std::unique_ptr<api::SocketBridge> bridge;
-      {
-        std::lock_guard lock(session->mutex);
-        bridge = std::move(session->bridge);
-      }
-    };
-    api::Response response;
-    response.upgrade = std::move(upgrade);
-    return response;
+    return api::bridge_upgrade(
+        util::tcp_connect("127.0.0.1", echo.port(), 5s), {.half_close = true},
+        [](std::shared_ptr<api::SocketPeer>) { return std::uint64_t{0}; }, [](std::uint64_t) {});
   });
   server.start();
   const auto url = "http://127.0.0.1:" + std::to_string(server.port());

@@ -153,56 +153,6 @@ void Api::add_console_route() {
       });
 }
 
-namespace {
-
-// A WebSocket that carries the bytes of `fd` (opened before the upgrade, so what cannot be
-// reached is an HTTP error the client can show rather than a socket that closes at once).
-// `watch` starts the socket's watch and returns its id; `unwatch` ends it.
-Response bridged(int fd, BridgeOptions options,
-                 std::function<std::uint64_t(std::shared_ptr<SocketPeer>)> watch,
-                 std::function<void(std::uint64_t)> unwatch) {
-  struct Session {
-    // An upgrade that never happened (a failed handshake) still closes the fd.
-    ~Session() {
-      if (fd >= 0) ::close(fd);
-    }
-    int fd = -1;
-    std::mutex mutex;
-    std::unique_ptr<SocketBridge> bridge;
-    std::optional<std::uint64_t> watch;
-    bool closed = false;
-  };
-  auto session = std::make_shared<Session>();
-  session->fd = fd;
-  auto upgrade = std::make_shared<Upgrade>();
-  upgrade->open = [session, options, watch = std::move(watch)](std::shared_ptr<SocketPeer> peer) {
-    std::lock_guard lock(session->mutex);
-    if (session->closed) return;
-    session->watch = watch(peer);
-    session->bridge =
-        std::make_unique<SocketBridge>(std::exchange(session->fd, -1), std::move(peer), options);
-  };
-  upgrade->message = [session](std::string bytes) {
-    std::lock_guard lock(session->mutex);
-    if (session->bridge) session->bridge->input(std::move(bytes));
-  };
-  upgrade->close = [session, unwatch = std::move(unwatch)] {
-    std::unique_ptr<SocketBridge> bridge;
-    {
-      std::lock_guard lock(session->mutex);
-      session->closed = true;
-      bridge = std::move(session->bridge);
-      if (session->watch) unwatch(*session->watch);
-    }
-    bridge.reset();  // joins its thread, outside the lock
-  };
-  Response response;
-  response.upgrade = std::move(upgrade);
-  return response;
-}
-
-}  // namespace
-
 void Api::add_vnc_route() {
   router_.add("GET", "/api/v1/spaces/{id}/vnc", Access::Vnc,
               [this](const Caller& caller, const Request& request) {
@@ -211,7 +161,7 @@ void Api::add_vnc_route() {
                 auto check = [this](const Caller& c, const Request& r) {
                   access_space(c, r, store::Permission::UseVnc);
                 };
-                return bridged(
+                return bridge_upgrade(
                     fd, {},
                     [this, request, check](std::shared_ptr<SocketPeer> peer) {
                       return watch_socket(request, check, std::move(peer));
@@ -226,7 +176,7 @@ void Api::add_tunnel_route() {
                 const auto space = tunnel_space(caller, request);
                 const int fd = options_.access->open_port(space.id, port_of(request));
                 auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
-                return bridged(
+                return bridge_upgrade(
                     fd, {.half_close = true},
                     [this, request, check](std::shared_ptr<SocketPeer> peer) {
                       return watch_socket(request, check, std::move(peer));

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace bowline::api {
@@ -174,6 +175,49 @@ void SocketBridge::stop() {
     state_->stopped = true;
   }
   state_->signal();
+}
+
+Response bridge_upgrade(int fd, BridgeOptions options,
+                        std::function<std::uint64_t(std::shared_ptr<SocketPeer>)> watch,
+                        std::function<void(std::uint64_t)> unwatch) {
+  struct Session {
+    // An upgrade that never happened (a failed handshake) still closes the fd.
+    ~Session() {
+      if (fd >= 0) ::close(fd);
+    }
+    int fd = -1;
+    std::mutex mutex;
+    std::unique_ptr<SocketBridge> bridge;
+    std::optional<std::uint64_t> watch;
+    bool closed = false;
+  };
+  auto session = std::make_shared<Session>();
+  session->fd = fd;
+  auto upgrade = std::make_shared<Upgrade>();
+  upgrade->open = [session, options, watch = std::move(watch)](std::shared_ptr<SocketPeer> peer) {
+    std::lock_guard lock(session->mutex);
+    if (session->closed) return;
+    session->watch = watch(peer);
+    session->bridge =
+        std::make_unique<SocketBridge>(std::exchange(session->fd, -1), std::move(peer), options);
+  };
+  upgrade->message = [session](std::string bytes) {
+    std::lock_guard lock(session->mutex);
+    if (session->bridge) session->bridge->input(std::move(bytes));
+  };
+  upgrade->close = [session, unwatch = std::move(unwatch)] {
+    std::unique_ptr<SocketBridge> bridge;
+    {
+      std::lock_guard lock(session->mutex);
+      session->closed = true;
+      bridge = std::move(session->bridge);
+      if (session->watch) unwatch(*session->watch);
+    }
+    bridge.reset();  // joins its thread, outside the lock
+  };
+  Response response;
+  response.upgrade = std::move(upgrade);
+  return response;
 }
 
 }  // namespace bowline::api

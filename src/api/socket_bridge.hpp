@@ -5,6 +5,8 @@
 // bytes not yet written to the socket the client's frames are not read.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,5 +41,12 @@ class SocketBridge {
  private:
   std::shared_ptr<State> state_;
 };
+
+// A WebSocket that carries the bytes of `fd` (opened before the upgrade, so what cannot be
+// reached is an HTTP error the client can show rather than a socket that closes at once).
+// `watch` starts the socket's watch and returns its id; `unwatch` ends it.
+Response bridge_upgrade(int fd, BridgeOptions options,
+                        std::function<std::uint64_t(std::shared_ptr<SocketPeer>)> watch,
+                        std::function<void(std::uint64_t)> unwatch);
 
 }  // namespace bowline::api
