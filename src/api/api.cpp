@@ -1,5 +1,7 @@
 #include "api/api.hpp"
 
+#include <cstdio>
+
 #include "api/auth.hpp"
 #include "api/console_hub.hpp"
 #include "api/json.hpp"
@@ -24,6 +26,8 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       owners_(store, events),
       sessions_(store, options_.sessions) {
   if (!options_.access) options_.access = &engine_;
+  if (!options_.log)
+    options_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   sockets_ = std::make_unique<SocketWatch>();
   consoles_ = std::make_unique<ConsoleHub>(
       [access = options_.access](const std::string& space_id) {
@@ -129,12 +133,22 @@ Response Api::handle(Request& request) {
   } catch (const store::ConflictError& e) {
     return error_response(409, e.what());
   } catch (const util::UpstreamError& e) {
-    ++failures_;
-    return error_response(502, e.upstream() + ": " + e.what());
+    return server_error(request, 502, e.upstream() + ": " + e.what(), e.what());
   } catch (const std::exception& e) {
-    ++failures_;
-    return error_response(500, std::string("internal error: ") + e.what());
+    return server_error(request, 500, "internal error", e.what());
   }
+}
+
+// An exception's text may name host paths, SQL or library internals: the answer carries an
+// id and `said` (words meant for the caller), the log the id with the text.
+Response Api::server_error(const Request& request, int status, const std::string& said,
+                           const std::string& detail) {
+  ++failures_;
+  const auto id = new_token().substr(0, 12);
+  options_.log("bowline server: error " + id + " (" + request.method + " " + request.path +
+               "): " + detail);
+  return error_response(status, said + " (error id " + id + "; the server log has the details)",
+                        {{"errorId", id}});
 }
 
 std::optional<Caller> Api::caller_of(const Request& request, std::string* csrf) {
@@ -150,6 +164,7 @@ std::optional<Caller> Api::caller_of(const Request& request, std::string* csrf) 
   if (!found) return std::nullopt;
   caller.user = std::move(found->user);
   caller.by_session = true;
+  caller.session_id = found->session.id;
   if (csrf) *csrf = found->session.csrf;
   return caller;
 }

@@ -35,6 +35,9 @@ struct ApiOptions {
   // The console and display of spaces, for the WebSockets; unset: the engine's.
   engine::SpaceAccess* access = nullptr;
   std::size_t console_scrollback = 64 * 1024;  // bytes a newcomer to a console gets first
+  // Where the details of a 5xx go, one line each, under the error id its answer carries;
+  // unset: standard error.
+  std::function<void(const std::string&)> log;
 };
 
 class ConsoleHub;
@@ -71,13 +74,17 @@ class Api {
   // The caller a request's credential names now (its API token, else its session cookie);
   // nullopt when neither is valid. `csrf`: the session's CSRF secret, for a session.
   std::optional<Caller> caller_of(const Request& request, std::string* csrf = nullptr);
-  // The checks of a WebSocket route before its upgrade: Origin, visibility, permission, the
-  // template's switch, a running space. Returns the space.
+  // The checks of a console or display route, before its upgrade and for as long as it is
+  // open: Origin, visibility, permission, the template's switch. Returns the space; the route
+  // checks "running" itself (a console viewer outlives a restart).
   store::Space access_space(const Caller& caller, const Request& request,
                             store::Permission permission);
   // The tunnel's: Origin, visibility, use-ssh for port 22 or use-ports for a port the
   // template lists, a running space.
   store::Space tunnel_space(const Caller& caller, const Request& request);
+  // A 5xx answer: `said` and a fresh error id for the caller, `detail` to the log.
+  Response server_error(const Request& request, int status, const std::string& said,
+                        const std::string& detail);
   // A route's own checks, run again for an open socket (socket_watch.hpp).
   using SocketCheck = std::function<void(const Caller&, const Request&)>;
   // Watches `peer` until unwatch(): closed once `check` refuses the request's credential.

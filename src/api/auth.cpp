@@ -67,7 +67,9 @@ std::optional<store::User> authenticate(store::Store& store, std::string_view au
   if (!found || found->expired(now)) return std::nullopt;
   if (!found->last_used || now - *found->last_used >= 60'000)
     store.tokens().touch_unless_busy(found->id);
-  return store.read_users().get(found->user_id);
+  auto user = store.read_users().get(found->user_id);
+  if (!user || user->disabled) return std::nullopt;
+  return user;
 }
 
 std::string issue_token(store::Store& store, std::int64_t user_id, std::string_view name) {

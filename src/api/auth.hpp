@@ -20,7 +20,7 @@ std::string hash_password(std::string_view password);
 bool verify_password(std::string_view hash, std::string_view password);
 
 // The user behind an `Authorization: Bearer <token>` header; nullopt for a missing, malformed,
-// unknown or expired token (and for a token whose user is gone).
+// unknown or expired token (and for a token whose user is gone or disabled).
 std::optional<store::User> authenticate(store::Store& store, std::string_view authorization);
 
 // Makes a first API token for `user_id` named `name`; returns the secret (shown once).

@@ -27,8 +27,17 @@ nlohmann::json user_json(const store::User& user) {
           {"sshKeys", user.ssh_keys},
           {"permissions", permissions},
           {"hasPassword", !user.password_hash.empty()},
-          {"hasServicePassword", user.service_password.has_value()},
+          {"hasServicePassword", user.service_password_hash.has_value()},
+          {"disabled", user.disabled},
           {"createdAt", user.created_at}};
+}
+
+nlohmann::json token_json(const store::ApiToken& token) {
+  return {{"id", token.id},
+          {"name", token.name},
+          {"createdAt", token.created_at},
+          {"lastUsed", token.last_used ? nlohmann::json(*token.last_used) : nullptr},
+          {"expiresAt", token.expires_at ? nlohmann::json(*token.expires_at) : nullptr}};
 }
 
 nlohmann::json template_json(const store::Template& tmpl, bool with_yaml) {

@@ -11,6 +11,8 @@
 namespace bowline::api {
 
 nlohmann::json user_json(const store::User& user);
+// A token as its owner may see it: never the secret (which is not kept) nor its hash.
+nlohmann::json token_json(const store::ApiToken& token);
 nlohmann::json template_json(const store::Template& tmpl, bool with_yaml);
 struct SpaceNames {
   std::string owner;

@@ -1,7 +1,9 @@
 // Routes: METHOD + a path pattern with {param} segments -> a handler that gets the caller.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,8 @@ namespace bowline::api {
 // Who is asking: the authenticated user.
 struct Caller {
   store::User user;
-  bool by_session = false;  // a browser's session cookie rather than an API token
+  bool by_session = false;                 // a browser's session cookie rather than an API token
+  std::optional<std::int64_t> session_id;  // that session's
   bool admin() const { return user.has(store::Permission::Admin); }
 };
 

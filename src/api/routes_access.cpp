@@ -75,7 +75,6 @@ store::Space Api::access_space(const Caller& caller, const Request& request,
   if (console ? !spec.console : !spec.display)
     throw HttpError(403, console ? "the space's template has no console (console: false)"
                                  : "the space's template has no display (display: false)");
-  check_running_upgrade(space, request);
   return space;
 }
 
@@ -125,6 +124,7 @@ void Api::add_console_route() {
       "GET", "/api/v1/spaces/{id}/console", Access::Console,
       [this](const Caller& caller, const Request& request) {
         const auto space = access_space(caller, request, store::Permission::UseWebTerminal);
+        check_running_upgrade(space, request);
         struct Viewer {
           std::mutex mutex;
           std::optional<std::uint64_t> id, watch;
@@ -133,6 +133,7 @@ void Api::add_console_route() {
         auto upgrade = std::make_shared<Upgrade>();
         const auto key = space.id;  // the space's, never its domain name's
         auto* hub = consoles_.get();
+        // Not "running": a console viewer stays attached across a restart and sees the new boot.
         auto check = [this](const Caller& c, const Request& r) {
           access_space(c, r, store::Permission::UseWebTerminal);
         };
@@ -157,9 +158,10 @@ void Api::add_vnc_route() {
   router_.add("GET", "/api/v1/spaces/{id}/vnc", Access::Vnc,
               [this](const Caller& caller, const Request& request) {
                 const auto space = access_space(caller, request, store::Permission::UseVnc);
+                check_running_upgrade(space, request);
                 const int fd = options_.access->open_display(space.id);
                 auto check = [this](const Caller& c, const Request& r) {
-                  access_space(c, r, store::Permission::UseVnc);
+                  check_running_upgrade(access_space(c, r, store::Permission::UseVnc), r);
                 };
                 return bridge_upgrade(
                     fd, {},

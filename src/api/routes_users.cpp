@@ -7,6 +7,8 @@
 #include "api/body.hpp"
 #include "api/json.hpp"
 #include "util/control_chars.hpp"
+#include "util/duration.hpp"
+#include "util/sha512_crypt.hpp"
 
 namespace bowline::api {
 
@@ -106,7 +108,7 @@ store::NewUser new_user_from(const nlohmann::json& body) {
   }
   if (auto service = string_field(body, "servicePassword")) {
     check_service_password(*service);
-    fresh.service_password = *service;
+    fresh.service_password_hash = util::sha512_crypt(*service, util::random_crypt_salt());
   }
   for (auto& key : string_list_field(body, "sshKeys").value_or(std::vector<std::string>{})) {
     auto checked = check_ssh_key(key);
@@ -122,7 +124,20 @@ store::NewUser new_user_from(const nlohmann::json& body) {
 struct UserPatch {
   std::optional<std::set<store::Permission>> permissions;
   std::optional<std::string> password_hash;
+  std::optional<bool> disabled;
 };
+
+// One's own password changes only with the current one, so a session left open on a shared
+// machine cannot lock its owner out. An admin setting another user's password needs none.
+void check_current_password(const Caller& caller, const nlohmann::json& body,
+                            const store::User& user) {
+  if (caller.user.id != user.id || user.password_hash.empty()) return;
+  const auto current = string_field(body, "currentPassword");
+  if (!current)
+    throw HttpError(422, "changing your password needs your current one (currentPassword)");
+  if (!verify_password(user.password_hash, *current))
+    throw HttpError(403, "the current password is not right");
+}
 
 // Checks the whole PATCH body before anything is written: sets the email, timezone and
 // service password on `user` and returns the rest.
@@ -132,8 +147,16 @@ UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, stor
     require_admin(caller);
     patch.permissions = parse_permissions(*names);
   }
+  if (body.contains("disabled")) {
+    require_admin(caller);
+    if (!body["disabled"].is_boolean()) throw HttpError(422, "disabled: expected true or false");
+    patch.disabled = body["disabled"].get<bool>();
+    if (*patch.disabled && caller.user.id == user.id)
+      throw HttpError(409, "you cannot disable your own account");
+  }
   if (auto password = string_field(body, "password")) {
     check_password(*password);
+    check_current_password(caller, body, user);
     patch.password_hash = hash_password(*password);
   }
   if (auto email = string_field(body, "email")) {
@@ -147,33 +170,90 @@ UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, stor
   if (body.contains("servicePassword")) {
     if (auto service = string_field(body, "servicePassword")) {
       check_service_password(*service);
-      user.service_password = *service;
+      user.service_password_hash = util::sha512_crypt(*service, util::random_crypt_salt());
     } else {
-      user.service_password.reset();  // null: no service password any more
+      user.service_password_hash.reset();  // null: no service password any more
     }
   }
   return patch;
 }
 
-// HttpError 409 when the patch would take the admin permission from the last admin.
-void keep_an_admin(store::Store& store, const store::User& user, const UserPatch& patch) {
-  if (!patch.permissions || !user.has(store::Permission::Admin) ||
-      patch.permissions->count(store::Permission::Admin))
-    return;
+// HttpError 409 when `user` is the last enabled admin, whom a change would take away.
+void keep_an_admin(store::Store& store, const store::User& user) {
+  if (!user.has(store::Permission::Admin) || user.disabled) return;
   const auto users = store.users().list();
-  const auto admins = std::count_if(users.begin(), users.end(),
-                                    [](const auto& u) { return u.has(store::Permission::Admin); });
+  const auto admins = std::count_if(users.begin(), users.end(), [](const auto& u) {
+    return u.has(store::Permission::Admin) && !u.disabled;
+  });
   if (admins <= 1) throw HttpError(409, user.username + " is the last admin");
 }
 
-// Writes the patched user in one transaction, after the last-admin check inside it.
-void save_user_patch(store::Store& store, store::User& user, const UserPatch& patch) {
+void keep_an_admin(store::Store& store, const store::User& user, const UserPatch& patch) {
+  const bool loses_admin = patch.permissions && !patch.permissions->count(store::Permission::Admin);
+  if (loses_admin || (patch.disabled && *patch.disabled)) keep_an_admin(store, user);
+}
+
+// Writes the patched user in one transaction, after the last-admin check inside it. A new
+// password ends the user's other browser sessions, disabling ends all of them (open sockets
+// follow within a second: SocketWatch).
+void save_user_patch(store::Store& store, const Caller& caller, store::User& user,
+                     const UserPatch& patch) {
   auto transaction = store.transaction();
   keep_an_admin(store, user, patch);
   if (patch.permissions) user.permissions = *patch.permissions;
   store.users().update(user);
-  if (patch.password_hash) store.users().set_password_hash(user.id, *patch.password_hash);
+  if (patch.password_hash) {
+    store.users().set_password_hash(user.id, *patch.password_hash);
+    store.sessions().remove_for_user(user.id,
+                                     caller.user.id == user.id ? caller.session_id : std::nullopt);
+  }
+  if (patch.disabled) {
+    store.users().set_disabled(user.id, *patch.disabled);
+    if (*patch.disabled) store.sessions().remove_for_user(user.id);
+  }
   transaction.commit();
+}
+
+// The user's token named by `ref`: its id, else its name (unique among the user's tokens).
+store::ApiToken find_token(store::Store& store, const store::User& user, const std::string& ref) {
+  const auto tokens = store.tokens().list_for_user(user.id);
+  const bool numeric =
+      !ref.empty() && ref.size() < 19 && ref.find_first_not_of("0123456789") == std::string::npos;
+  std::vector<store::ApiToken> named;
+  for (const auto& t : tokens) {
+    if (numeric && t.id == std::stoll(ref)) return t;
+    if (t.name == ref) named.push_back(t);
+  }
+  if (named.size() == 1) return named.front();
+  if (named.empty()) throw HttpError(404, user.username + " has no token with id or name " + ref);
+  std::string ids;
+  for (const auto& t : named) ids += (ids.empty() ? "" : ", ") + std::to_string(t.id);
+  throw HttpError(409, user.username + " has " + std::to_string(named.size()) + " tokens named " +
+                           ref + " (ids " + ids + "): name one by its id");
+}
+
+// "expires": a duration such as "30d"; none: the token lasts until it is revoked.
+std::optional<std::int64_t> token_expiry(const nlohmann::json& body, std::int64_t now) {
+  const auto text = string_field(body, "expires");
+  if (!text) return std::nullopt;
+  const auto duration = util::parse_duration(*text);
+  if (!duration)
+    throw HttpError(422,
+                    "expires: \"" + *text +
+                        "\" is not a duration such as 90m, 12h, 30d or 2w (at most ten years)");
+  return now + std::chrono::duration_cast<std::chrono::milliseconds>(*duration).count();
+}
+
+// The spaces a user owns, by name, for a refusal to delete the user.
+std::string owned_spaces(store::Store& store, const store::User& user) {
+  std::string names;
+  int count = 0;
+  for (const auto& space : store.spaces().list())
+    if (space.owner_id == user.id) {
+      if (++count <= 10) names += (names.empty() ? "" : ", ") + space.name;
+    }
+  if (count > 10) names += " and " + std::to_string(count - 10) + " more";
+  return count == 0 ? "" : names;
 }
 
 }  // namespace
@@ -215,8 +295,24 @@ void Api::add_user_routes() {
               [this](const Caller& caller, const Request& request) {
                 auto user = target_user(caller, request.param("username"));
                 const auto patch = read_user_patch(caller, object_body(request), user);
-                save_user_patch(store_, user, patch);
+                save_user_patch(store_, caller, user, patch);
                 return Response::json(200, user_json(*store_.users().get(user.id)));
+              });
+
+  router_.add("DELETE", "/api/v1/users/{username}", Access::Admin,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                if (user.id == caller.user.id)
+                  throw HttpError(409, "you cannot delete your own account");
+                auto transaction = store_.transaction();
+                keep_an_admin(store_, user);
+                if (const auto owned = owned_spaces(store_, user); !owned.empty())
+                  throw HttpError(409, user.username + " still owns spaces (" + owned +
+                                           "): delete them first (bowline user delete " +
+                                           user.username + " --delete-spaces does)");
+                store_.users().remove(user.id);  // tokens and sessions go with the account
+                transaction.commit();
+                return Response::no_content();
               });
 
   add_user_credential_routes();
@@ -243,18 +339,38 @@ void Api::add_user_credential_routes() {
                 return Response::json(200, user_json(*store_.users().get(user.id)));
               });
 
+  router_.add("GET", "/api/v1/users/{username}/tokens", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                auto out = nlohmann::json::array();
+                for (const auto& t : store_.tokens().list_for_user(user.id))
+                  out.push_back(token_json(t));
+                return Response::json(200, out);
+              });
+
   router_.add("POST", "/api/v1/users/{username}/tokens", Access::AdminOrSelf,
               [this](const Caller& caller, const Request& request) {
                 auto user = target_user(caller, request.param("username"));
-                const auto name = required_string(object_body(request), "name");
-                if (name.size() > 100)
-                  throw HttpError(422, "a token name has at most 100 characters");
+                const auto body = object_body(request);
+                const auto name = required_string(body, "name");
+                if (name.empty() || name.size() > 100 || util::has_control_characters(name))
+                  throw HttpError(422, "a token name is 1 to 100 characters on one line");
+                const auto expires = token_expiry(body, store_.clock().now_unix_ms());
                 auto token = new_token();
-                const auto made = store_.tokens().create(user.id, token_hash(token), name);
-                return Response::json(201, {{"token", token},
-                                            {"id", made.id},
-                                            {"name", made.name},
-                                            {"createdAt", made.created_at}});
+                const auto made = store_.tokens().create(user.id, token_hash(token), name, expires);
+                auto out = token_json(made);
+                out["token"] = token;  // shown once: only its hash is kept
+                return Response::json(201, out);
+              });
+
+  // Revoking is immediate: the next request with the token gets 401, and sockets it opened
+  // close within a second (SocketWatch).
+  router_.add("DELETE", "/api/v1/users/{username}/tokens/{token}", Access::AdminOrSelf,
+              [this](const Caller& caller, const Request& request) {
+                auto user = target_user(caller, request.param("username"));
+                const auto token = find_token(store_, user, request.param("token"));
+                store_.tokens().remove(token.id);
+                return Response::json(200, token_json(token));
               });
 }
 

@@ -102,6 +102,8 @@ SessionLogin WebSessions::login(std::string_view username, std::string_view pass
     std::lock_guard lock(mutex_);
     failures_.erase(user_key);
   }
+  // Said only to someone who knows the password: it tells a guesser nothing.
+  if (user->disabled) throw HttpError(403, "the account " + user->username + " is disabled");
   SessionLogin out{*user, new_token(), new_token()};
   store_.sessions().create(user->id, token_hash(out.cookie), out.csrf,
                            store_.clock().now_unix_ms() + options_.absolute.count());
@@ -115,7 +117,7 @@ std::optional<WebSessions::Found> WebSessions::find(const Request& request) {
   auto session = store_.sessions().use(token_hash(cookie), options_.idle.count());
   if (!session) return std::nullopt;
   auto user = store_.users().get(session->user_id);
-  if (!user) return std::nullopt;
+  if (!user || user->disabled) return std::nullopt;
   return Found{std::move(*user), std::move(*session)};
 }
 

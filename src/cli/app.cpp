@@ -47,6 +47,7 @@ int run(int argc, char** argv) {
   add_space_verbs(app, exit_code);
   add_pool_verbs(app, exit_code);
   add_user_verbs(app, exit_code);
+  add_token_verbs(app, exit_code);
   add_login_verb(app, exit_code);
   add_node_verbs(app, exit_code);
   add_ssh_verbs(app, exit_code);

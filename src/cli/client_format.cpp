@@ -289,12 +289,15 @@ std::size_t count(const ojson& user, const char* key) {
 
 std::string format_users(const ojson& users) {
   std::vector<std::vector<std::string>> rows{
-      {"USERNAME", "EMAIL", "TIMEZONE", "PERMISSIONS", "SSH KEYS"}};
+      {"USERNAME", "EMAIL", "TIMEZONE", "PERMISSIONS", "SSH KEYS", "STATE"}};
   if (users.is_array())
-    for (const auto& u : users)
-      rows.push_back({text_of(u, "username"), dash(text_of(u, "email")),
-                      dash(text_of(u, "timezone")), dash(joined(u, "permissions")),
-                      std::to_string(count(u, "sshKeys"))});
+    for (const auto& u : users) {
+      const auto* disabled = member(u, "disabled");
+      rows.push_back(
+          {text_of(u, "username"), dash(text_of(u, "email")), dash(text_of(u, "timezone")),
+           dash(joined(u, "permissions")), std::to_string(count(u, "sshKeys")),
+           disabled && disabled->is_boolean() && disabled->get<bool>() ? "disabled" : "enabled"});
+    }
   return format_table(rows);
 }
 
@@ -307,6 +310,8 @@ std::string format_user(const ojson& user) {
   };
   if (const auto* has = member(user, "hasServicePassword"); has && has->is_boolean())
     rows.push_back({"service password:", has->get<bool>() ? "set" : "not set"});
+  if (const auto* disabled = member(user, "disabled"); disabled && disabled->is_boolean())
+    rows.push_back({"state:", disabled->get<bool>() ? "disabled" : "enabled"});
   auto out = format_table(rows);
   const auto* keys = member(user, "sshKeys");
   if (keys && keys->is_array() && !keys->empty()) {

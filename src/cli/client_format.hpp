@@ -34,9 +34,9 @@ std::string format_spaces(
     const ojson& spaces);  // GET /spaces: NAME STATE IP TEMPLATE OWNER NODE ID
 std::string format_space_info(const ojson& space);     // GET /spaces/{id}: one field a line
 std::string format_templates(const ojson& templates);  // NAME REVISION UPDATED
-std::string format_users(const ojson& users);          // USERNAME EMAIL TIMEZONE PERMISSIONS KEYS
-std::string format_user(const ojson& user);            // one field a line
-std::string format_node_report(const ojson& node);     // a node check / GET /nodes entry
+std::string format_users(const ojson& users);  // USERNAME EMAIL TIMEZONE PERMISSIONS KEYS STATE
+std::string format_user(const ojson& user);    // one field a line
+std::string format_node_report(const ojson& node);  // a node check / GET /nodes entry
 
 // "2024-05-01 12:00:00 UTC" from Unix milliseconds (a string is kept as it is).
 std::string format_time(const ojson& value);

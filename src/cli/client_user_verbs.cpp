@@ -1,5 +1,5 @@
-// bowline user create|list|set-password|add-key: users on the server (admins; set-password and
-// add-key also for oneself).
+// bowline user create|list|set-password|add-key|disable|enable|delete: users on the server
+// (admins; set-password and add-key also for oneself).
 #include <termios.h>
 #include <unistd.h>
 
@@ -39,8 +39,8 @@ std::string trimmed_line(std::istream& in) {
   return line;
 }
 
-// From the terminal without echo (asked twice), or one line from a pipe.
-std::string read_secret(const std::string& what) {
+// From the terminal without echo (a new one asked twice), or one line from a pipe.
+std::string read_secret(const std::string& what, bool confirm = true) {
   if (::isatty(STDIN_FILENO) != 1) {
     const auto secret = trimmed_line(std::cin);
     if (secret.empty()) throw CliError(kExitUsage, "no " + what + " on standard input");
@@ -58,9 +58,9 @@ std::string read_secret(const std::string& what) {
     std::cerr << "\n";
     return line;
   };
-  const auto first = ask("New " + what + ": ");
+  const auto first = ask((confirm ? "New " : "") + what + ": ");
   if (first.empty()) throw CliError(kExitUsage, "the " + what + " is empty");
-  if (ask("Again: ") != first) throw CliError(kExitUsage, "the two entries differ");
+  if (confirm && ask("Again: ") != first) throw CliError(kExitUsage, "the two entries differ");
   return first;
 }
 
@@ -113,9 +113,16 @@ struct PasswordArgs {
 
 int set_password(const PasswordArgs& a) {
   Client client(resolve_endpoint(a.client.server));
-  const auto secret = read_secret(a.service ? "service password" : "password");
-  const auto user =
-      client.patch(user_path(a.username), {{a.service ? "servicePassword" : "password", secret}});
+  ojson body;
+  if (!a.service) {
+    // One's own web password changes only with the current one (first, from a pipe).
+    const auto me = client.get("/api/v1/whoami");
+    if (text_of(me, "username") == a.username && me.value("hasPassword", false))
+      body["currentPassword"] = read_secret("Current password", false);
+  }
+  body[a.service ? "servicePassword" : "password"] =
+      read_secret(a.service ? "service password" : "password");
+  const auto user = client.patch(user_path(a.username), body);
   if (a.client.json())
     print_json(user);
   else
@@ -137,6 +144,50 @@ int add_key(const KeyArgs& a) {
     print_json(user);
   else
     std::cout << "key added to " << a.username << " (spaces get it at their next start)\n";
+  return kExitOk;
+}
+
+struct UserArgs {
+  ClientOptions client;
+  std::string username;
+  bool delete_spaces = false;
+};
+
+int set_disabled(const UserArgs& a, bool disabled) {
+  Client client(resolve_endpoint(a.client.server));
+  const auto user = client.patch(user_path(a.username), {{"disabled", disabled}});
+  if (a.client.json())
+    print_json(user);
+  else
+    std::cout << a.username
+              << (disabled ? " disabled: their sessions ended; tokens, logins and open consoles "
+                             "and tunnels no longer work\n"
+                           : " enabled: their tokens work again\n");
+  return kExitOk;
+}
+
+// With --delete-spaces: the account is disabled first (nothing new is made meanwhile), each of
+// its spaces deleted and waited for, then the account.
+int remove_user(const UserArgs& a) {
+  Client client(resolve_endpoint(a.client.server));
+  if (a.delete_spaces) {
+    client.patch(user_path(a.username), {{"disabled", true}});
+    const auto spaces = client.get("/api/v1/spaces?all=1");
+    ProgressLine progress(std::cerr, ::isatty(STDERR_FILENO) == 1);
+    for (const auto& space : spaces) {
+      if (text_of(space, "owner") != a.username) continue;
+      const auto id = text_of(space, "id");
+      const auto answer = client.del("/api/v1/spaces/" + escape_segment(id));
+      std::cerr << "deleting space " << text_of(space, "name") << "\n";
+      if (const int code =
+              wait_for_operation(client, id, answer["operation"], "delete", std::nullopt, progress);
+          code != kExitOk)
+        return code;
+    }
+    progress.done();
+  }
+  client.del(user_path(a.username));
+  if (!a.client.json()) std::cout << "user " << a.username << " deleted\n";
   return kExitOk;
 }
 
@@ -190,6 +241,28 @@ void add_user_verbs(CLI::App& app, int& exit_code) {
         ->required();
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return add_key(*a); }); });
+  }
+  for (const bool disabled : {true, false}) {
+    auto a = std::make_shared<UserArgs>();
+    auto* cmd = group->add_subcommand(
+        disabled ? "disable" : "enable",
+        disabled ? "Admins: stop a user's logins, tokens, sessions and open sockets at once"
+                 : "Admins: let a disabled user in again (their tokens work again)");
+    cmd->add_option("USERNAME", a->username, "The user")->required();
+    add_client_options(*cmd, a->client);
+    cmd->callback([a, disabled, &exit_code] {
+      run_client_verb(exit_code, [&] { return set_disabled(*a, disabled); });
+    });
+  }
+  {
+    auto a = std::make_shared<UserArgs>();
+    auto* cmd = group->add_subcommand(
+        "delete", "Admins: delete a user with their tokens (refused while they own spaces)");
+    cmd->add_option("USERNAME", a->username, "The user")->required();
+    cmd->add_flag("--delete-spaces", a->delete_spaces,
+                  "Disable the user, delete each of their spaces (and wait), then the user");
+    add_client_options(*cmd, a->client);
+    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return remove_user(*a); }); });
   }
 }
 

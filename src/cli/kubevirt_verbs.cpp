@@ -13,6 +13,7 @@
 #include "kubevirt/kubeconfig.hpp"
 #include "kubevirt/render.hpp"
 #include "kubevirt/yaml_stream.hpp"
+#include "plan/guest_plan.hpp"
 
 namespace bowline::cli {
 namespace {
@@ -28,10 +29,12 @@ kubevirt::RenderOptions options_from(const spec::Variables& values, const std::s
   o.owner.username = value_of(values, "user.username");
   o.owner.email = value_of(values, "user.email");
   o.owner.timezone = value_of(values, "user.timezone");
-  if (values.contains("user.service_password"))
-    o.owner.service_password = value_of(values, "user.service_password");
   o.space_name = value_of(values, "space.name");
   o.space_id = value_of(values, "space.id");
+  if (values.contains("user.service_password"))
+    o.owner.service_password_hash =
+        plan::password_hash(value_of(values, "user.service_password"),
+                            o.space_id.empty() ? ns + "/" + o.space_name : o.space_id);
   return o;
 }
 

@@ -12,7 +12,8 @@ inline constexpr int kExitCluster = 3;
 
 // Prints FILE's manifests for namespace `ns` as a YAML stream on stdout; notes and problems go
 // to stderr. The owner comes from --var user.username, user.email, user.timezone and
-// user.service_password; the space from space.name and space.id. Returns an exit code.
+// user.service_password (hashed here); the space from space.name and space.id. Returns an exit
+// code.
 int render_kubevirt(const std::string& file, const std::vector<std::string>& vars,
                     const std::string& ns);
 

@@ -53,8 +53,6 @@ int render(const RenderArgs& args) {
   user.email = value_or(values, "user.email");
   user.timezone = value_or(values, "user.timezone");
   user.id = value_or(values, "user.id");
-  if (values.count("user.service_password"))
-    user.service_password = values.at("user.service_password");
   user.ssh_keys = args.ssh_keys;
 
   plan::SpaceFacts space;
@@ -62,6 +60,8 @@ int render(const RenderArgs& args) {
   space.id = value_or(values, "space.id",
                       "space-" + util::sha256_hex(user.username + "/" + space.name).substr(0, 16));
   space.uuid = value_or(values, "space.uuid", uuid_from_hash(util::sha256_hex("uuid/" + space.id)));
+  if (values.count("user.service_password"))
+    user.service_password_hash = plan::password_hash(values.at("user.service_password"), space.id);
   space.vnc_password = util::sha256_hex("vnc/" + space.id).substr(0, 8);
   space.template_name = value_or(values, "template.name");
   space.template_id = value_or(values, "template.id");

@@ -14,6 +14,7 @@ void add_client_template_verbs(CLI::App& template_group, int& exit_code);
 void add_space_verbs(CLI::App& app, int& exit_code);
 void add_pool_verbs(CLI::App& app, int& exit_code);
 void add_user_verbs(CLI::App& app, int& exit_code);
+void add_token_verbs(CLI::App& app, int& exit_code);
 void add_login_verb(CLI::App& app, int& exit_code);
 void add_node_verbs(CLI::App& app, int& exit_code);
 

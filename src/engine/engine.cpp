@@ -11,10 +11,13 @@ namespace {
 
 // An unclaimed pool member has no owner: its guest user is "pool" until someone claims it.
 plan::Owner guest_owner_of(const store::Space& space, const store::User& owner) {
-  if (!space.owner_id) return plan::Owner{"pool", "", "", "", std::nullopt, {}};
-  return plan::Owner{owner.username,         owner.email,
-                     owner.timezone,         std::to_string(owner.id),
-                     owner.service_password, owner.ssh_keys};
+  if (!space.owner_id) return plan::Owner{"pool", "", "", "", "", {}};
+  return plan::Owner{owner.username,
+                     owner.email,
+                     owner.timezone,
+                     std::to_string(owner.id),
+                     owner.service_password_hash.value_or(""),
+                     owner.ssh_keys};
 }
 
 }  // namespace

@@ -1,11 +1,10 @@
 #include "plan/guest_plan.hpp"
 
-#include <crypt.h>
-
 #include <algorithm>
 #include <stdexcept>
 
 #include "util/hash.hpp"
+#include "util/sha512_crypt.hpp"
 
 namespace bowline::plan {
 
@@ -27,13 +26,9 @@ std::string password_hash(const std::string& password, const std::string& space_
   static constexpr char kSaltAlphabet[] =
       "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   const auto digest = util::sha256("bowline-password-salt/" + space_id);
-  std::string setting = "$6$";
-  for (int i = 0; i < 16; ++i) setting += kSaltAlphabet[digest[static_cast<std::size_t>(i)] % 64];
-  setting += "$";
-  crypt_data data{};
-  const char* hashed = crypt_r(password.c_str(), setting.c_str(), &data);
-  if (!hashed || hashed[0] == '*') throw std::runtime_error("crypt(3) failed to hash the password");
-  return hashed;
+  std::string salt;
+  for (int i = 0; i < 16; ++i) salt += kSaltAlphabet[digest[static_cast<std::size_t>(i)] % 64];
+  return util::sha512_crypt(password, salt);
 }
 
 GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std::string& space_id,
@@ -47,7 +42,7 @@ GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std:
   // boot instead (the owner's bootcmd, network-config with updates.network.when: boot).
   g.instance_id = "iid-" + util::sha256_hex("bowline-instance/" + space_id).substr(0, 16);
   g.username = owner.username;
-  if (owner.service_password) g.password_hash = password_hash(*owner.service_password, space_id);
+  if (!owner.service_password_hash.empty()) g.password_hash = owner.service_password_hash;
   for (const auto& list : {owner.ssh_keys, spec.ssh_keys})
     for (const auto& key : list)
       if (std::find(g.ssh_keys.begin(), g.ssh_keys.end(), key) == g.ssh_keys.end())

@@ -18,8 +18,8 @@ struct Owner {
   std::string email;
   std::string timezone;  // e.g. "Europe/Berlin"; empty: leave the image's
   std::string id;
-  std::optional<std::string> service_password;  // clear text; only its hash reaches the guest
-  std::vector<std::string> ssh_keys;            // the owner's own keys
+  std::string service_password_hash;  // SHA-512 crypt, as the store keeps it; empty: none
+  std::vector<std::string> ssh_keys;  // the owner's own keys
 };
 
 // A bridged space's address, as the node's network gives it.
@@ -62,11 +62,11 @@ struct GuestPlan {
 
 // The MAC of the space's NIC number `nic_index` (0: its network, then each of `networks`).
 std::string mac_for(const std::string& space_id, unsigned nic_index);
-// SHA-512 crypt of the password with a salt derived from the space id: a stable hash keeps
-// the seed byte-identical across starts.
+// SHA-512 crypt of the password with a salt derived from the space id, for renders made
+// offline from a clear password (bowline render): a stable hash keeps them byte-identical.
 std::string password_hash(const std::string& password, const std::string& space_id);
 
-// `space_id` keys everything derived (MACs, instance-id, the password's salt); `address`: the
+// `space_id` keys everything derived (MACs, instance-id); `address`: the
 // bridged space's, none on a network that hands out addresses (NAT, a pod network).
 GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std::string& space_id,
                           const std::optional<StaticAddress>& address);

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <mutex>
 
 #include "api/api.hpp"
 #include "api/http_server.hpp"
@@ -184,6 +185,10 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
 
     api::ApiOptions api_options;
     api_options.sessions.secure_cookie = settings.secure_cookies;
+    api_options.log = [&err, mutex = std::make_shared<std::mutex>()](const std::string& line) {
+      std::lock_guard lock(*mutex);
+      err << line << "\n" << std::flush;
+    };
     api::Api api(store, engine, events, api_options);
 
     const auto [address, port] = api::split_listen_address(settings.listen);

@@ -1,6 +1,10 @@
 #include "store/migrations.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "util/sha512_crypt.hpp"
 
 namespace bowline::store {
 
@@ -201,6 +205,22 @@ void add_host_keys(Db& db) {
   db.exec("ALTER TABLE spaces ADD COLUMN host_key_public TEXT NOT NULL DEFAULT ''");
 }
 
+// v8: accounts can be disabled, and a service password is kept only as its SHA-512 crypt hash
+// (the form the guest gets): the clear passwords older servers stored are hashed in place.
+void disable_users_and_hash_service_passwords(Db& db) {
+  db.exec("ALTER TABLE users ADD COLUMN disabled INTEGER NOT NULL DEFAULT 0");
+  std::vector<std::pair<std::int64_t, std::string>> clear;
+  auto select =
+      db.prepare("SELECT id, service_password FROM users WHERE service_password IS NOT NULL");
+  while (select.step()) clear.emplace_back(select.column_int64(0), select.column_text(1));
+  auto update = db.prepare("UPDATE users SET service_password = ? WHERE id = ?");
+  for (const auto& [id, password] : clear) {
+    if (util::is_sha512_crypt(password)) continue;
+    update.reset();
+    update.bind_all(util::sha512_crypt(password, util::random_crypt_salt()), id).run();
+  }
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -220,6 +240,7 @@ const std::vector<Migration>& migrations() {
       {5, "parts applied at a space's last start", add_applied_parts},
       {6, "host ports of external spaces", add_host_ports},
       {7, "spaces' SSH host keys", add_host_keys},
+      {8, "disabled users, service passwords as hashes", disable_users_and_hash_service_passwords},
   };
   return steps;
 }

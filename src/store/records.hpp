@@ -25,12 +25,15 @@ struct User {
   std::int64_t id = 0;
   std::string username;
   std::string email;
-  std::string timezone;                         // e.g. "Europe/Berlin"; empty: the image's
-  std::optional<std::string> service_password;  // clear text (the guest gets only a hash)
-  std::string password_hash;                    // web login; empty: no password login
-  std::vector<std::string> ssh_keys;            // OpenSSH public keys, in the order added
+  std::string timezone;  // e.g. "Europe/Berlin"; empty: the image's
+  // The guest account's password as SHA-512 crypt ("$6$..."), the form the guest gets; the
+  // clear text is never kept. nullopt: none (SSH keys only).
+  std::optional<std::string> service_password_hash;
+  std::string password_hash;          // web login (argon2id); empty: no password login
+  std::vector<std::string> ssh_keys;  // OpenSSH public keys, in the order added
   std::set<Permission> permissions;
   std::int64_t created_at = 0;
+  bool disabled = false;  // no login, token, session or socket works while set
 
   bool has(Permission permission) const { return permissions.count(permission) != 0; }
 };
@@ -40,7 +43,7 @@ struct NewUser {
   std::string username;
   std::string email;
   std::string timezone;
-  std::optional<std::string> service_password;
+  std::optional<std::string> service_password_hash;
   std::string password_hash;
   std::vector<std::string> ssh_keys;
   std::set<Permission> permissions;

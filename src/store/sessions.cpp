@@ -73,9 +73,11 @@ bool SessionRepository::remove_by_hash(std::string_view cookie_sha256) {
              .run() > 0;
 }
 
-int SessionRepository::remove_for_user(std::int64_t user_id) {
+int SessionRepository::remove_for_user(std::int64_t user_id, std::optional<std::int64_t> except) {
   auto guard = db_.lock();
-  return db_.cached("DELETE FROM web_sessions WHERE user_id = ?")->bind(1, user_id).run();
+  return db_.cached("DELETE FROM web_sessions WHERE user_id = ? AND id IS NOT ?")
+      ->bind_all(user_id, except)
+      .run();
 }
 
 int SessionRepository::remove_expired(std::int64_t idle) {

@@ -35,7 +35,8 @@ class SessionRepository : public Repository {
   std::optional<WebSession> use(std::string_view cookie_sha256, std::int64_t idle,
                                 std::int64_t touch_after = 60'000);
   bool remove_by_hash(std::string_view cookie_sha256);
-  int remove_for_user(std::int64_t user_id);
+  // Every session of the user but `except` (the one that asked); returns how many went.
+  int remove_for_user(std::int64_t user_id, std::optional<std::int64_t> except = std::nullopt);
   // Sessions past either limit; returns how many went.
   int remove_expired(std::int64_t idle);
 };

@@ -1,5 +1,8 @@
 #include "store/sqlite.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <sqlite3.h>
 
 #include <atomic>
@@ -160,7 +163,29 @@ CachedStatement::~CachedStatement() {
   if (in_use_ != nullptr) *in_use_ = false;
 }
 
+namespace {
+
+// The database holds password hashes, token hashes and service passwords: its files are the
+// server user's alone, whatever the umask was or whoever made an existing file readable.
+// SQLite gives the -wal and -shm files the main file's mode when it makes them.
+void keep_private(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file)) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+  }
+  for (const auto* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::error_code ec;  // a file we cannot change is the operator's choice: SQLite says more
+    std::filesystem::permissions(
+        file.string() + suffix,
+        std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+        std::filesystem::perm_options::replace, ec);
+  }
+}
+
+}  // namespace
+
 Db::Db(const std::filesystem::path& file, Options options) : file_(file) {
+  if (!options.query_only) keep_private(file);
   int rc =
       sqlite3_open_v2(file.c_str(), &handle_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);

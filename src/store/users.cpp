@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kUserColumns =
     "id, username, email, timezone, service_password, password_hash, ssh_keys, permissions, "
-    "created_at";
+    "created_at, disabled";
 
 std::string keys_json(const std::vector<std::string>& keys) {
   return nlohmann::json(keys).dump();
@@ -35,7 +35,7 @@ User read_user(const Statement& row) {
   user.username = row.column_text(1);
   user.email = row.column_text(2);
   user.timezone = row.column_text(3);
-  user.service_password = row.column_optional_text(4);
+  user.service_password_hash = row.column_optional_text(4);
   user.password_hash = row.column_text(5);
   for (const auto& key : parse_array(row.column_text(6), "ssh_keys", user.id)) {
     if (!key.is_string()) throw StoreError("user " + std::to_string(user.id) + ": bad ssh key");
@@ -48,6 +48,7 @@ User read_user(const Statement& row) {
     user.permissions.insert(*permission);
   }
   user.created_at = row.column_int64(8);
+  user.disabled = row.column_int64(9) != 0;
   return user;
 }
 
@@ -81,7 +82,7 @@ User UserRepository::create(const NewUser& user) {
       "INSERT INTO users (username, email, timezone, service_password, password_hash, "
       "ssh_keys, permissions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   try {
-    insert->bind_all(user.username, user.email, user.timezone, user.service_password,
+    insert->bind_all(user.username, user.email, user.timezone, user.service_password_hash,
                      user.password_hash, keys_json(user.ssh_keys),
                      permissions_json(user.permissions), now());
     insert->run();
@@ -137,7 +138,7 @@ void UserRepository::update(const User& user) {
       "ssh_keys = ?, permissions = ? WHERE id = ?");
   int changed = 0;
   try {
-    update->bind_all(user.username, user.email, user.timezone, user.service_password,
+    update->bind_all(user.username, user.email, user.timezone, user.service_password_hash,
                      keys_json(user.ssh_keys), permissions_json(user.permissions), user.id);
     changed = update->run();
   } catch (const SqliteError& e) {
@@ -151,6 +152,13 @@ void UserRepository::set_password_hash(std::int64_t id, std::string_view hash) {
   auto guard = db_.lock();
   auto update = db_.cached("UPDATE users SET password_hash = ? WHERE id = ?");
   if (update->bind_all(hash, id).run() == 0)
+    throw NotFoundError("no user with id " + std::to_string(id));
+}
+
+void UserRepository::set_disabled(std::int64_t id, bool disabled) {
+  auto guard = db_.lock();
+  auto update = db_.cached("UPDATE users SET disabled = ? WHERE id = ?");
+  if (update->bind_all(disabled ? 1 : 0, id).run() == 0)
     throw NotFoundError("no user with id " + std::to_string(id));
 }
 

@@ -24,11 +24,13 @@ class UserRepository : public Repository {
   std::vector<User> list();  // ordered by username
   std::int64_t count();
 
-  // Writes username, email, timezone, service password, SSH keys and permissions (not the
-  // password hash, not created_at). NotFoundError, or ConflictError on a taken username.
+  // Writes username, email, timezone, service password hash, SSH keys and permissions (not the
+  // web password hash, not disabled, not created_at). NotFoundError, or ConflictError on a taken
+  // username.
   void update(const User& user);
   void set_password_hash(std::int64_t id, std::string_view hash);
   void set_permissions(std::int64_t id, const std::set<Permission>& permissions);
+  void set_disabled(std::int64_t id, bool disabled);
   // false when the user already has this exact key.
   bool add_ssh_key(std::int64_t id, std::string_view key);
   // false when the user did not have it.

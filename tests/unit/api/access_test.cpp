@@ -121,6 +121,7 @@ class HostAccess final : public engine::SpaceAccess {
   explicit HostAccess(DisplayHost& host) : host_(host) {}
   int open_port(const std::string&, std::uint16_t port) override {
     ports.push_back(port);
+    if (port == 8000) throw std::runtime_error("cannot open /var/lib/bowline/secret.key");
     return util::tcp_connect("127.0.0.1", echo.port(), 5s);
   }
   std::vector<std::uint16_t> ports;  // asked for, in order
@@ -153,6 +154,10 @@ class AccessTest : public ::testing::Test {
     ApiOptions options;
     options.access = &access_;
     options.sessions.first_lockout = 60s;
+    options.log = [this](const std::string& line) {
+      std::lock_guard lock(log_mutex_);
+      logged_ += line + "\n";
+    };
     api_ = std::make_unique<Api>(stack_.store(), stack_.engine(), stack_.events(), options);
     server_ = std::make_unique<HttpServer>(ApiStack::test_http_options(),
                                            [this](Request& r) { return api_->handle(r); });
@@ -205,6 +210,8 @@ class AccessTest : public ::testing::Test {
   Person plain_, granted_, other_;
   std::string plain_space_, granted_space_, switched_off_space_;
   std::int64_t plain_op_ = 0, granted_op_ = 0;
+  std::mutex log_mutex_;
+  std::string logged_;  // the API's log lines
 };
 
 // The path of a route for a subject: {id} is the subject's space (or an operation of it),
@@ -220,6 +227,7 @@ std::string path_for(const std::string& pattern, const std::string& space,
   put("{username}", username);
   put("{name}", pattern.rfind("/api/v1/pools/", 0) == 0 ? pool : tmpl);
   put("{port}", "22");
+  put("{token}", "test");  // the name of each test person's token
   return out;
 }
 
@@ -258,8 +266,11 @@ TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
     const auto& route = *route_ptr;
     if (route.access == Access::Public) continue;  // the session routes: SessionTest below
     // Destructive routes run last on their own subjects (below); here: their refusals.
-    const bool destructive = route.method == "DELETE" && (route.pattern == "/api/v1/spaces/{id}" ||
-                                                          route.pattern == "/api/v1/pools/{name}");
+    // (Revoking a token: the security_access tests.)
+    const bool destructive =
+        route.method == "DELETE" &&
+        (route.pattern == "/api/v1/spaces/{id}" || route.pattern == "/api/v1/pools/{name}" ||
+         route.pattern == "/api/v1/users/{username}/tokens/{token}");
     for (std::size_t s = 0; s < subjects.size(); ++s) {
       const auto& subject = subjects[s];
       Want want = Want::Allowed;
@@ -397,6 +408,7 @@ TEST_F(AccessTest, TheVncBridgeCarriesBytesBothWays) {
 // ---- the tunnel (ctest -R tunnel) ------------------------------------------------------------
 
 using tunnel = AccessTest;
+using security_access = AccessTest;  // ctest -L security
 
 TEST_F(tunnel, TenMegabytesGoThroughByteExactAndEachSideEndsOnItsOwn) {
   WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
@@ -511,6 +523,186 @@ TEST_F(tunnel, ClosesWhenThePermissionGoesOrTheSpaceStops) {
   EXPECT_EQ(ws.receive(3s), std::nullopt);
   EXPECT_TRUE(ws.closed());
   EXPECT_LT(std::chrono::steady_clock::now() - stopped, 1500ms);
+}
+
+// A console viewer is not a connection into the guest: it stays through a stop or a restart
+// (and sees the next boot), and goes only with the caller's access.
+TEST_F(security_access, AConsoleViewerStaysThroughAStopAndGoesWithThePermission) {
+  HttpClient client(port());
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/console",
+              {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  const auto stop = client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, {});
+  ASSERT_EQ(stop.status, 202) << stop.body;
+  stack_.wait_operation(stop.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
+  // The watch looks every 250 ms: let it look several times.
+  const auto stopped = std::chrono::steady_clock::now();
+  while (!ws.closed() && std::chrono::steady_clock::now() - stopped < 1500ms) ws.receive(200ms);
+  EXPECT_FALSE(ws.closed());
+  const auto patched = client.request("PATCH", "/api/v1/users/" + granted_.username,
+                                      stack_.admin_token(), R"({"permissions": ["use-vnc"]})");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  const auto started = std::chrono::steady_clock::now();
+  while (!ws.closed() && std::chrono::steady_clock::now() - started < 3s) ws.receive(200ms);
+  EXPECT_TRUE(ws.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+}
+
+// ---- security: what a hostile caller tries (ctest -L security) ----------------------------
+
+// A failure inside the server answers with an id; its text (paths, library words) goes to the
+// log under that id, never to the caller.
+TEST_F(security_access, AServerErrorAnswersWithAnIdAndLogsTheDetails) {
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/8000",
+              {"Authorization: Bearer " + stack_.admin_token()});
+  ASSERT_EQ(ws.status(), 500) << ws.body();
+  const auto body = nlohmann::json::parse(ws.body());
+  const auto id = body["errorId"].get<std::string>();
+  EXPECT_EQ(id.size(), 12u);
+  EXPECT_EQ(body["error"].get<std::string>().find("/var/lib"), std::string::npos) << ws.body();
+  EXPECT_NE(body["error"].get<std::string>().find(id), std::string::npos) << ws.body();
+  std::lock_guard lock(log_mutex_);
+  EXPECT_NE(logged_.find("error " + id + " (GET /api/v1/spaces/" + granted_space_ +
+                         "/tunnel/8000): cannot open /var/lib/bowline/secret.key"),
+            std::string::npos)
+      << logged_;
+}
+
+// A browser session of `who` (its cookie header and CSRF token).
+struct Login {
+  std::string cookie_header, csrf;
+};
+Login log_in(unsigned short port, const Person& who) {
+  HttpClient client(port);
+  const auto ok = client.post("/api/v1/session", "",
+                              {{"username", who.username}, {"password", "pw-" + who.username}});
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  const auto set = ok.header("set-cookie");
+  const auto eq = set.find('=');
+  return {"Cookie: bowline_session=" + set.substr(eq + 1, set.find(';') - eq - 1),
+          ok.parsed().value("csrf", "")};
+}
+
+TEST_F(security_access, TokensAreListedWithoutSecretsMadeWithAnExpiryAndRevokedAtOnce) {
+  HttpClient client(port());
+  const auto tokens = "/api/v1/users/" + granted_.username + "/tokens";
+  const auto made = client.post(tokens, granted_.token, {{"name", "laptop"}, {"expires", "30d"}});
+  ASSERT_EQ(made.status, 201) << made.body;
+  const auto laptop = made.parsed()["token"].get<std::string>();
+  const auto now = stack_.store().clock().now_unix_ms();
+  EXPECT_NEAR(made.parsed()["expiresAt"].get<double>(), now + 30.0 * 86400'000, 60'000);
+  EXPECT_EQ(client.post(tokens, granted_.token, {{"name", "x"}, {"expires", "forever"}}).status,
+            422);
+  EXPECT_EQ(client.post(tokens, granted_.token, {{"name", "line\nbreak"}}).status, 422);
+
+  const auto list = client.get(tokens, granted_.token);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.body.find(laptop), std::string::npos);  // the secret is not kept, nor shown
+  EXPECT_EQ(list.body.find(token_hash(laptop)), std::string::npos);
+  ASSERT_EQ(list.parsed().size(), 2u);  // "test" and "laptop"
+  EXPECT_EQ(list.parsed()[1]["name"], "laptop");
+  // Another user neither sees nor revokes them.
+  EXPECT_EQ(client.get(tokens, other_.token).status, 403);
+  EXPECT_EQ(client.request("DELETE", tokens + "/laptop", other_.token).status, 403);
+
+  // A tunnel opened with the token closes when the token is revoked.
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
+              {"Authorization: Bearer " + laptop});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  EXPECT_EQ(client.get("/api/v1/whoami", laptop).status, 200);
+  const auto revoked = client.request("DELETE", tokens + "/laptop", granted_.token);
+  ASSERT_EQ(revoked.status, 200) << revoked.body;
+  EXPECT_EQ(client.get("/api/v1/whoami", laptop).status, 401);
+  const auto started = std::chrono::steady_clock::now();
+  while (!ws.closed() && std::chrono::steady_clock::now() - started < 3s) ws.receive(200ms);
+  EXPECT_TRUE(ws.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+  EXPECT_EQ(client.request("DELETE", tokens + "/laptop", granted_.token).status, 404);
+
+  // A token past its expiry is refused like an unknown one.
+  const auto user = stack_.store().users().find_by_username(granted_.username);
+  const auto old = new_token();
+  stack_.store().tokens().create(user->id, token_hash(old), "old", now - 1);
+  EXPECT_EQ(client.get("/api/v1/whoami", old).status, 401);
+  // Two tokens of one name: revoking by that name asks for the id.
+  client.post(tokens, granted_.token, {{"name", "twin"}});
+  client.post(tokens, granted_.token, {{"name", "twin"}});
+  const auto twins = client.request("DELETE", tokens + "/twin", granted_.token);
+  EXPECT_EQ(twins.status, 409);
+  EXPECT_NE(twins.body.find("name one by its id"), std::string::npos) << twins.body;
+}
+
+TEST_F(security_access, ADisabledUserLosesTokensSessionsLoginsAndSocketsAtOnce) {
+  HttpClient client(port());
+  const auto user = "/api/v1/users/" + granted_.username;
+  const auto session = log_in(port(), granted_);
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
+              {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  // Only an admin disables, and not themself.
+  EXPECT_EQ(client.request("PATCH", user, granted_.token, R"({"disabled": true})").status, 403);
+  EXPECT_EQ(
+      client.request("PATCH", "/api/v1/users/admin", stack_.admin_token(), R"({"disabled": true})")
+          .status,
+      409);
+  const auto off = client.request("PATCH", user, stack_.admin_token(), R"({"disabled": true})");
+  ASSERT_EQ(off.status, 200) << off.body;
+  EXPECT_EQ(off.parsed()["disabled"], true);
+  EXPECT_EQ(client.get("/api/v1/whoami", granted_.token).status, 401);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {session.cookie_header}).status, 401);
+  const auto login =
+      client.post("/api/v1/session", "",
+                  {{"username", granted_.username}, {"password", "pw-" + granted_.username}});
+  EXPECT_EQ(login.status, 403);
+  EXPECT_NE(login.body.find("disabled"), std::string::npos) << login.body;
+  const auto started = std::chrono::steady_clock::now();
+  while (!ws.closed() && std::chrono::steady_clock::now() - started < 3s) ws.receive(200ms);
+  EXPECT_TRUE(ws.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+  // Enabled again: the tokens work again; the ended session stays ended.
+  ASSERT_EQ(client.request("PATCH", user, stack_.admin_token(), R"({"disabled": false})").status,
+            200);
+  EXPECT_EQ(client.get("/api/v1/whoami", granted_.token).status, 200);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {session.cookie_header}).status, 401);
+}
+
+TEST_F(security_access, ChangingOnesPasswordNeedsTheCurrentOneAndEndsOtherSessions) {
+  HttpClient client(port());
+  const auto user = "/api/v1/users/" + granted_.username;
+  const auto here = log_in(port(), granted_);
+  const auto elsewhere = log_in(port(), granted_);
+  const auto patch = [&](const json& body) {
+    return client.request("PATCH", user, "", body.dump(),
+                          {here.cookie_header, "X-CSRF-Token: " + here.csrf});
+  };
+  EXPECT_EQ(patch({{"password", "a new long password"}}).status, 422);
+  EXPECT_EQ(patch({{"password", "a new long password"}, {"currentPassword", "wrong"}}).status, 403);
+  const auto changed =
+      patch({{"password", "a new long password"}, {"currentPassword", "pw-" + granted_.username}});
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {here.cookie_header}).status, 200);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {elsewhere.cookie_header}).status, 401);
+  // An admin sets another user's password without theirs, and ends all their sessions.
+  ASSERT_EQ(
+      client.request("PATCH", user, stack_.admin_token(), R"({"password": "set by the admin"})")
+          .status,
+      200);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {here.cookie_header}).status, 401);
+}
+
+TEST_F(security_access, AUserIsDeletedOnlyWithoutSpacesAndTakesTheirTokensAlong) {
+  HttpClient client(port());
+  const auto admin = stack_.admin_token();
+  const auto refused = client.request("DELETE", "/api/v1/users/" + granted_.username, admin);
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_NE(refused.body.find("still owns spaces"), std::string::npos) << refused.body;
+  EXPECT_EQ(client.request("DELETE", "/api/v1/users/admin", admin).status, 409);  // oneself
+  const auto loner = person("loner", {});
+  EXPECT_EQ(client.request("DELETE", "/api/v1/users/" + loner.username, granted_.token).status,
+            403);
+  EXPECT_EQ(client.request("DELETE", "/api/v1/users/" + loner.username, admin).status, 204);
+  EXPECT_EQ(client.get("/api/v1/whoami", loner.token).status, 401);
+  EXPECT_EQ(client.get("/api/v1/users/" + loner.username, admin).status, 404);
 }
 
 // ---- sessions -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "api_test_support.hpp"
+#include "util/sha512_crypt.hpp"
 
 namespace bowline::api::testing {
 namespace {
@@ -115,7 +116,9 @@ TEST_F(UsersTest, KeysTokensAndPatch) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.parsed()["email"], "carol@example.org");
   EXPECT_EQ(r.parsed()["hasPassword"], true);
-  EXPECT_EQ(stack_.store().users().find_by_username(name)->service_password, "guestpw");
+  // Only the hash is kept: the clear text is nowhere in the store.
+  const auto kept = *stack_.store().users().find_by_username(name)->service_password_hash;
+  EXPECT_EQ(util::sha512_crypt("guestpw", kept.substr(3, kept.find('$', 3) - 3)), kept);
   r = client_.request("PATCH", base, token, R"({"servicePassword": null})");
   EXPECT_EQ(r.parsed()["hasServicePassword"], false);
 

@@ -200,3 +200,52 @@ TEST_F(ServerTest, UsersLoginAndRefusals) {
 }
 
 }  // namespace
+
+namespace {
+
+using security_cli = ServerTest;
+
+// Tokens and accounts from the command line, against the real server.
+TEST_F(security_cli, TokensAreMadeListedAndRevokedAndAccountsDisabledAndDeleted) {
+  auto r = bowline("user create dave --password 'dave password 1'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(r.out, match, std::regex("token \\(shown once\\): (\\S+)")));
+  const std::string dave = match[1];
+
+  r = bowline("token create laptop --expires 30d", dave);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto laptop = r.out.substr(0, r.out.find('\n'));
+  EXPECT_EQ(laptop.size(), 64u) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("shown once"));
+  EXPECT_EQ(bowline("space list", laptop).code, 0);
+  r = bowline("token list", dave);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("laptop"));
+  EXPECT_THAT(r.out, HasSubstr("first token"));
+  EXPECT_EQ(r.out.find(laptop), std::string::npos);
+  EXPECT_EQ(bowline("token create x --expires soon", dave).code, 1);
+  EXPECT_EQ(bowline("token list --user dave").code, 0);  // an admin's look
+  r = bowline("token revoke laptop", dave);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(bowline("space list", laptop).code, 4);
+  EXPECT_EQ(bowline("token revoke laptop", dave).code, 4);
+
+  // One's own password: the current one first, then the new one (one line each from a pipe).
+  EXPECT_NE(bowline("user set-password dave", dave, "wrong password\nnew password 22\n").code, 0);
+  r = bowline("user set-password dave", dave, "dave password 1\nnew password 22\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+
+  r = bowline("user disable dave");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(bowline("space list", dave).code, 4);
+  EXPECT_THAT(bowline("user list").out, HasSubstr("disabled"));
+  EXPECT_EQ(bowline("user enable dave").code, 0);
+  EXPECT_EQ(bowline("space list", dave).code, 0);
+  r = bowline("user delete dave");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(bowline("space list", dave).code, 4);
+  EXPECT_EQ(bowline("user list").out.find("dave"), std::string::npos);
+}
+
+}  // namespace

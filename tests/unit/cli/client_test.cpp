@@ -522,10 +522,11 @@ TEST(ClientCli, UserVerbs) {
   EXPECT_EQ(nlohmann::json::parse(api.requests().back().body),
             nlohmann::json({{"key", "ssh-ed25519 AAAA bob@y"}}));
   r = bowline(home, env, "user list");
-  EXPECT_EQ(r.out,
-            "USERNAME  EMAIL            TIMEZONE       PERMISSIONS               SSH KEYS\n"
-            "admin     -                -              admin                     0\n"
-            "bob       bob@example.org  Europe/Berlin  use-vnc,use-web-terminal  1\n");
+  EXPECT_EQ(
+      r.out,
+      "USERNAME  EMAIL            TIMEZONE       PERMISSIONS               SSH KEYS  STATE\n"
+      "admin     -                -              admin                     0         enabled\n"
+      "bob       bob@example.org  Europe/Berlin  use-vnc,use-web-terminal  1         enabled\n");
 }
 
 TEST(ClientCli, LoginWritesAPrivateFileThatLaterVerbsUse) {

@@ -251,8 +251,12 @@ inline plan::Plan template_plan(const std::string& yaml, bool bridged,
   for (const auto& d : result.diagnostics.items())
     if (d.severity == spec::Severity::Error) ADD_FAILURE() << spec::format(d, "template");
   if (!result.spec) throw std::runtime_error("the template does not load");
-  plan::Owner user{"alice",  "alice@example.org",  "Europe/Berlin", "u-1",
-                   "s3cret", std::move(owner_keys)};
+  plan::Owner user{"alice",
+                   "alice@example.org",
+                   "Europe/Berlin",
+                   "u-1",
+                   plan::password_hash("s3cret", "space-1"),
+                   std::move(owner_keys)};
   plan::SpaceFacts facts;
   facts.id = "space-1";
   facts.name = "dev";

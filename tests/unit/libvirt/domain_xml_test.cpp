@@ -113,7 +113,12 @@ spec::Spec load(const std::string& yaml,
 }
 
 plan::Owner alice() {
-  return {"alice", "alice@example.org", "Europe/Berlin", "u-1", "s3cret", {}};
+  return {"alice",
+          "alice@example.org",
+          "Europe/Berlin",
+          "u-1",
+          plan::password_hash("s3cret", "space-1"),
+          {}};
 }
 
 plan::SpaceFacts facts() {

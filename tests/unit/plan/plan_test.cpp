@@ -32,7 +32,8 @@ networks: [{name: storage}]
 )";
 
 Owner alice() {
-  return {"alice", "alice@example.org", "Europe/Berlin", "u1", "s3cret", {}};
+  return {"alice", "alice@example.org", "Europe/Berlin", "u1", password_hash("s3cret", "space-1"),
+          {}};
 }
 
 SpaceFacts facts(std::optional<spec::Ipv4Address> ip = spec::Ipv4Address::parse("198.51.100.10")) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "store_test_support.hpp"
+#include "util/sha512_crypt.hpp"
 
 namespace bowline::store {
 namespace {
@@ -43,7 +44,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 7);
+  EXPECT_EQ(latest_schema_version(), 8);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -108,7 +109,14 @@ INSERT INTO events (seq, time, kind, space_id, payload)
   ASSERT_TRUE(alice);
   EXPECT_EQ(alice->username, "alice");
   EXPECT_EQ(alice->timezone, "Europe/Berlin");
-  EXPECT_EQ(alice->service_password, "secret");
+  // v8 keeps the clear service password only as its crypt hash, which still verifies.
+  ASSERT_TRUE(alice->service_password_hash);
+  EXPECT_TRUE(util::is_sha512_crypt(*alice->service_password_hash))
+      << *alice->service_password_hash;
+  EXPECT_EQ(util::sha512_crypt("secret", alice->service_password_hash->substr(
+                                             3, alice->service_password_hash->find('$', 3) - 3)),
+            *alice->service_password_hash);
+  EXPECT_FALSE(alice->disabled);
   EXPECT_EQ(alice->ssh_keys, (std::vector<std::string>{"ssh-ed25519 AAAA alice@laptop"}));
   EXPECT_EQ(alice->permissions, (std::set<Permission>{Permission::Admin, Permission::UseVnc}));
 

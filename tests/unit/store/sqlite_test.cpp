@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <limits>
 #include <stdexcept>
@@ -30,6 +31,34 @@ TEST_F(SqliteTest, OpensInWalModeWithForeignKeysNormalSyncAndBusyTimeout) {
   EXPECT_EQ(db.pragma_int("busy_timeout"), 1234);
   db.exec("CREATE TABLE t (x INTEGER)");
   EXPECT_TRUE(std::filesystem::exists(file().string() + "-wal"));
+}
+
+// The files hold password and token hashes: the server's user alone reads them, even when the
+// umask was loose or an existing file had been left readable by others.
+using security_files = SqliteTest;
+
+TEST_F(security_files, TheDatabaseAndItsWalAreTheOwnersAlone) {
+  namespace fs = std::filesystem;
+  const auto old_umask = ::umask(0);
+  {
+    Db db(file());
+    db.exec("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)");
+    for (const auto* suffix : {"", "-wal", "-shm"})
+      EXPECT_EQ(fs::status(file().string() + suffix).permissions() & fs::perms::all,
+                fs::perms::owner_read | fs::perms::owner_write)
+          << suffix;
+  }
+  for (const auto* suffix : {"", "-wal", "-shm"})
+    if (fs::exists(file().string() + suffix))
+      fs::permissions(file().string() + suffix, fs::perms::all, fs::perm_options::replace);
+  Db again(file());
+  ::umask(old_umask);
+  for (const auto* suffix : {"", "-wal", "-shm"}) {
+    if (!fs::exists(file().string() + suffix)) continue;
+    EXPECT_EQ(fs::status(file().string() + suffix).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write)
+        << suffix;
+  }
 }
 
 TEST_F(SqliteTest, BindsAndReadsEveryType) {

@@ -20,7 +20,7 @@ NewUser alice() {
   user.username = "alice";
   user.email = "alice@example.org";
   user.timezone = "Europe/Berlin";
-  user.service_password = "s3rvice";
+  user.service_password_hash = "$6$salt$hash";
   user.password_hash = "$argon2id$placeholder";
   user.ssh_keys = {"ssh-ed25519 AAAA1 alice@laptop", "ssh-rsa AAAA2 alice@desk"};
   user.permissions = {Permission::UseVnc, Permission::UseWebTerminal};
@@ -38,7 +38,8 @@ TEST_F(UserTest, RoundTripsEveryField) {
   EXPECT_EQ(read->username, "alice");
   EXPECT_EQ(read->email, "alice@example.org");
   EXPECT_EQ(read->timezone, "Europe/Berlin");
-  EXPECT_EQ(read->service_password, "s3rvice");
+  EXPECT_EQ(read->service_password_hash, "$6$salt$hash");
+  EXPECT_FALSE(read->disabled);
   EXPECT_EQ(read->password_hash, "$argon2id$placeholder");
   EXPECT_EQ(read->ssh_keys, alice().ssh_keys);
   EXPECT_EQ(read->permissions, alice().permissions);
@@ -55,7 +56,7 @@ TEST_F(UserTest, NoServicePasswordIsNotAnEmptyOne) {
   NewUser user;
   user.username = "bob";
   auto bob = store().users().create(user);
-  EXPECT_EQ(store().users().get(bob.id)->service_password, std::nullopt);
+  EXPECT_EQ(store().users().get(bob.id)->service_password_hash, std::nullopt);
 }
 
 TEST_F(UserTest, DuplicateUsernameIsAClearConflict) {
@@ -85,7 +86,7 @@ TEST_F(UserTest, UpdatesProfileKeysPermissionsAndPassword) {
   auto user = store().users().create(alice());
   user.email = "a@example.com";
   user.timezone = "UTC";
-  user.service_password.reset();
+  user.service_password_hash.reset();
   user.permissions = {Permission::Admin};
   store().users().update(user);
   store().users().set_password_hash(user.id, "new-hash");
@@ -97,8 +98,13 @@ TEST_F(UserTest, UpdatesProfileKeysPermissionsAndPassword) {
   auto read = *store().users().get(user.id);
   EXPECT_EQ(read.email, "a@example.com");
   EXPECT_EQ(read.timezone, "UTC");
-  EXPECT_EQ(read.service_password, std::nullopt);
+  EXPECT_EQ(read.service_password_hash, std::nullopt);
   EXPECT_EQ(read.password_hash, "new-hash");
+  EXPECT_FALSE(read.disabled);
+  store().users().set_disabled(user.id, true);
+  EXPECT_TRUE(store().users().get(user.id)->disabled);
+  store().users().update(*store().users().get(user.id));  // update() leaves it as it is
+  EXPECT_TRUE(store().users().get(user.id)->disabled);
   EXPECT_EQ(read.permissions, (std::set<Permission>{Permission::Admin}));
   EXPECT_EQ(read.ssh_keys,
             (std::vector<std::string>{"ssh-rsa AAAA2 alice@desk", "ssh-ed25519 AAAA3 new"}));
