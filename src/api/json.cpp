@@ -129,6 +129,12 @@ nlohmann::json diagnostics_json(const spec::Diagnostics& diagnostics) {
                    {"path", d.path},
                    {"severity", d.severity == spec::Severity::Error ? "error" : "warning"},
                    {"message", d.message}});
+  if (diagnostics.dropped() > 0)
+    out.push_back({{"line", 0},
+                   {"column", 0},
+                   {"path", ""},
+                   {"severity", diagnostics.has_errors() ? "error" : "warning"},
+                   {"message", spec::more_problems(diagnostics)}});
   return out;
 }
 

@@ -34,6 +34,7 @@ spec::Variables parse_vars(const std::vector<std::string>& pairs) {
 void print_diagnostics(const spec::Diagnostics& diagnostics, const std::string& file,
                        std::ostream& out) {
   for (const auto& d : diagnostics.sorted()) out << spec::format(d, file) << "\n";
+  if (diagnostics.dropped() > 0) out << file << ": " << spec::more_problems(diagnostics) << "\n";
 }
 
 LoadedTemplate load_template(const std::string& file, const spec::Variables* values) {

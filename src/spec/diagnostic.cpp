@@ -13,6 +13,12 @@ std::vector<Diagnostic> Diagnostics::sorted() const {
   return out;
 }
 
+std::string more_problems(const Diagnostics& d) {
+  if (d.dropped() == 0) return "";
+  return "and " + std::to_string(d.dropped()) + " more problem" + (d.dropped() == 1 ? "" : "s") +
+         " (only the first " + std::to_string(Diagnostics::kKept) + " are listed)";
+}
+
 std::string format(const Diagnostic& d, const std::string& file) {
   std::string out = file;
   if (d.line > 0) out += ":" + std::to_string(d.line) + ":" + std::to_string(d.column);

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -75,6 +76,11 @@ Document::Document(std::string text, Diagnostics& diagnostics) : text_(std::move
     diagnostics.error(0, 0, "", "the template is larger than 1 MiB");
     return;
   }
+  line_starts_.push_back(0);
+  for (std::size_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  for (auto at = text_.find("${{"); at != std::string::npos; at = text_.find("${{", at + 3))
+    expressions_.push_back(at);
   // Every string a Spec holds comes from this text or a variable's value, and JSON output needs
   // them all to be UTF-8.
   if (const auto bad = util::invalid_utf8_at(text_); bad != std::string::npos) {
@@ -196,16 +202,9 @@ Position Document::position(const YAML::Node& node) const {
 }
 
 Position Document::position_of_offset(std::size_t offset) const {
-  Position p{1, 1};
-  for (std::size_t i = 0; i < offset && i < text_.size(); ++i) {
-    if (text_[i] == '\n') {
-      ++p.line;
-      p.column = 1;
-    } else {
-      ++p.column;
-    }
-  }
-  return p;
+  offset = std::min(offset, text_.size());
+  const auto line = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - 1;
+  return {static_cast<int>(line - line_starts_.begin()) + 1, static_cast<int>(offset - *line) + 1};
 }
 
 Position Document::expression_position(const YAML::Node& scalar, std::size_t expression,
@@ -213,14 +212,10 @@ Position Document::expression_position(const YAML::Node& scalar, std::size_t exp
   const auto mark = scalar.Mark();
   if (mark.pos < 0) return position(scalar);
   // The expression appears verbatim in the source after the scalar's start.
-  std::size_t at = static_cast<std::size_t>(mark.pos);
-  for (std::size_t k = 0;; ++k) {
-    at = text_.find("${{", at);
-    if (at == std::string::npos) return position(scalar);
-    if (k == expression) break;
-    at += 3;
-  }
-  return position_of_offset(at + offset);
+  const auto first = std::lower_bound(expressions_.begin(), expressions_.end(),
+                                      static_cast<std::size_t>(mark.pos));
+  if (static_cast<std::size_t>(expressions_.end() - first) <= expression) return position(scalar);
+  return position_of_offset(first[static_cast<std::ptrdiff_t>(expression)] + offset);
 }
 
 }  // namespace bowline::spec

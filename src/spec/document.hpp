@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "spec/diagnostic.hpp"
 
@@ -33,6 +34,8 @@ class Document {
                                std::size_t offset) const;
 
  private:
+  // Both in O(log n) on tables made once: a template with thousands of problems costs linear
+  // time, not quadratic.
   Position position_of_offset(std::size_t offset) const;
   // What walking the tree has cost, aliases counted at every use.
   struct Budget {
@@ -46,6 +49,8 @@ class Document {
              Diagnostics& diagnostics);
 
   std::string text_;
+  std::vector<std::size_t> line_starts_;  // the offset of each line's first byte
+  std::vector<std::size_t> expressions_;  // the offset of each `${{` in the text
   YAML::Node root_;
   bool ok_ = false;
 };
