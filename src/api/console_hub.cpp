@@ -18,6 +18,7 @@ struct ConsoleHub::Console {
   std::string scrollback;
   std::map<std::uint64_t, std::shared_ptr<SocketPeer>> viewers;
   std::deque<std::string> input;
+  std::size_t queued = 0;  // bytes in `input`
   std::condition_variable input_ready;
   std::condition_variable stream_changed;
   util::Timer::TimePoint last_viewer_left;
@@ -28,8 +29,12 @@ struct ConsoleHub::Console {
 };
 
 ConsoleHub::ConsoleHub(Opener open, std::size_t scrollback, std::chrono::milliseconds linger,
-                       util::Timer& timer)
-    : open_(std::move(open)), scrollback_(scrollback), linger_(linger), timer_(timer) {}
+                       util::Timer& timer, std::size_t input_limit)
+    : open_(std::move(open)),
+      scrollback_(scrollback),
+      linger_(linger),
+      timer_(timer),
+      input_limit_(input_limit) {}
 
 ConsoleHub::~ConsoleHub() {
   std::map<std::string, std::shared_ptr<Console>> consoles;
@@ -72,18 +77,20 @@ std::uint64_t ConsoleHub::attach(const std::string& key, std::shared_ptr<SocketP
   return id;
 }
 
-void ConsoleHub::input(const std::string& key, std::string bytes) {
+bool ConsoleHub::input(const std::string& key, std::string bytes) {
   std::shared_ptr<Console> console;
   std::shared_ptr<util::ByteStream> stream;
   {
     std::lock_guard lock(mutex_);
     const auto it = consoles_.find(key);
-    if (it == consoles_.end() || bytes.empty()) return;
+    if (it == consoles_.end() || bytes.empty()) return true;
     console = it->second;
+    if (console->queued + bytes.size() > input_limit_) return false;
     if (console->writing || !console->input.empty() || !console->writer_stream) {
+      console->queued += bytes.size();
       console->input.push_back(std::move(bytes));
       console->input_ready.notify_all();
-      return;
+      return true;
     }
     // Nothing queued and nobody writing: send from this thread what the stream takes at once,
     // sparing a keystroke the hand-over to the writer thread (a wake-up that a busy host can
@@ -99,8 +106,12 @@ void ConsoleHub::input(const std::string& key, std::string bytes) {
   }
   std::lock_guard lock(mutex_);
   console->writing = false;
-  if (sent < bytes.size()) console->input.push_front(bytes.substr(sent));
+  if (sent < bytes.size()) {
+    console->queued += bytes.size() - sent;
+    console->input.push_front(bytes.substr(sent));
+  }
   if (!console->input.empty()) console->input_ready.notify_all();
+  return true;
 }
 
 void ConsoleHub::detach(const std::string& key, std::uint64_t viewer) {
@@ -209,6 +220,7 @@ void ConsoleHub::write_loop(const std::shared_ptr<Console>& console) {
       if (console->ended || stopping_) return;
       bytes = std::move(console->input.front());
       console->input.pop_front();
+      console->queued -= bytes.size();
       stream = console->writer_stream;
       console->writing = true;
     }

@@ -29,10 +29,11 @@ class ConsoleHub {
   // an exception for "not now" (not running yet, libvirtd away: tried again).
   using Opener = std::function<std::unique_ptr<util::ByteStream>(const std::string& key)>;
 
-  // `timer`: when the linger is over (tests move it on).
+  // `timer`: when the linger is over (tests move it on). `input_limit`: bytes typed but not yet
+  // taken by the guest, per console, beyond which input() refuses more.
   ConsoleHub(Opener open, std::size_t scrollback,
              std::chrono::milliseconds linger = std::chrono::minutes(10),
-             util::Timer& timer = util::steady_timer());
+             util::Timer& timer = util::steady_timer(), std::size_t input_limit = 1024 * 1024);
   ~ConsoleHub();  // closes every stream and waits for the threads
   ConsoleHub(const ConsoleHub&) = delete;
   ConsoleHub& operator=(const ConsoleHub&) = delete;
@@ -40,8 +41,11 @@ class ConsoleHub {
   // Sends the space's scrollback to `peer`, then everything the guest prints. Returns the
   // viewer's id for input() and detach().
   std::uint64_t attach(const std::string& key, std::shared_ptr<SocketPeer> peer);
-  // Bytes a viewer typed; never blocks (a writer thread sends them to the console).
-  void input(const std::string& key, std::string bytes);
+  // Bytes a viewer typed; never blocks (a writer thread sends them to the console). false when
+  // the console already holds `input_limit` bytes the guest has not read (a stopped space, a
+  // guest that does not read, a flood): the caller drops that viewer, the server's memory
+  // does not grow.
+  bool input(const std::string& key, std::string bytes);
   void detach(const std::string& key, std::uint64_t viewer);
 
   std::size_t viewers(const std::string& key);
@@ -57,6 +61,7 @@ class ConsoleHub {
   const std::size_t scrollback_;
   const std::chrono::milliseconds linger_;
   util::Timer& timer_;
+  const std::size_t input_limit_;
   std::mutex mutex_;  // guards consoles_ and each Console's fields
   std::map<std::string, std::shared_ptr<Console>> consoles_;
   std::vector<std::shared_ptr<Console>> retired_;  // ended, replaced: their threads are leaving

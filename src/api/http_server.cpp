@@ -116,6 +116,7 @@ struct HttpServer::Impl {
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   tcp::acceptor acceptor{ioc};
+  asio::steady_timer accept_pause{ioc};  // out of file descriptors: wait, do not spin
   std::unique_ptr<asio::thread_pool> workers;
   std::vector<std::thread> threads;
 
@@ -194,7 +195,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
-    stream_.expires_after(server_.options.idle_timeout);
+    stream_.expires_after(server_.options.header_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
@@ -727,10 +728,23 @@ void start_websocket(tcp::socket socket, HttpServer::Impl& server, std::shared_p
 void HttpServer::Impl::accept() {
   acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open() || stopping) return;
+    if (ec == asio::error::no_descriptors || ec.value() == ENFILE ||
+        ec == asio::error::no_buffer_space || ec == asio::error::no_memory) {
+      // The connection stays in the listen queue; accepting again at once would spin.
+      accept_pause.expires_after(std::chrono::milliseconds(100));
+      accept_pause.async_wait([this](error_code e) {
+        if (!e && !stopping) accept();
+      });
+      return;
+    }
     if (!ec) {
       error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<Session>(std::move(socket), *this)->run();
+      if (connections.load() >= options.max_connections) {
+        socket.close(ignored);  // full: the ones being served are not slowed by a flood
+      } else {
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<Session>(std::move(socket), *this)->run();
+      }
     }
     accept();
   });
@@ -780,6 +794,7 @@ void HttpServer::stop() {
     asio::post(impl_->ioc, [this, &closed] {
       error_code ignored;
       impl_->acceptor.close(ignored);
+      impl_->accept_pause.cancel();
       closed.set_value();
     });
     closed.get_future().wait();

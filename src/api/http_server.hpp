@@ -20,8 +20,14 @@ struct HttpServerOptions {
   unsigned io_threads = 2;
   unsigned workers = 8;                                              // threads that run handlers
   std::size_t body_limit = 1024 * 1024;                              // larger requests get 413
-  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};  // between requests
-  std::chrono::milliseconds heartbeat{std::chrono::seconds(15)};     // on event streams
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};  // bodies, WebSockets
+  // From a connection's (or the last request's) end to a complete request header: a client
+  // that trickles a header (slowloris) or idles between requests holds a socket no longer.
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  // Open connections (WebSockets and event streams included) beyond which new ones are closed
+  // at once; the open ones go on being served.
+  std::size_t max_connections = 8192;
+  std::chrono::milliseconds heartbeat{std::chrono::seconds(15)};  // on event streams
   std::size_t stream_backlog = 8 * 1024 * 1024;  // unsent bytes before a slow stream is dropped
 };
 

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <mutex>
 
 #include "api/api.hpp"
@@ -129,6 +130,16 @@ struct NodeReporter {
   }
 };
 
+// Every connection, console and tunnel is a descriptor (a tunnel two): the soft limit of 1024
+// would refuse clients long before max_connections; the hard limit is the operator's word.
+void raise_open_files_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 void wait_for_stop_signal(std::ostream& out) {
   const auto set = stop_signals();
   int signal_number = 0;
@@ -149,7 +160,8 @@ void block_stop_signals() {
 int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& err,
                bool out_is_terminal) {
   try {
-    // The database holds service passwords: a directory we make is ours alone.
+    raise_open_files_limit();
+    // The database holds password hashes: a directory we make is ours alone.
     if (fs::create_directories(settings.data_dir))
       fs::permissions(settings.data_dir, fs::perms::owner_all, fs::perm_options::replace);
     util::SystemClock clock;

@@ -35,6 +35,7 @@ struct Typed {
   std::vector<std::thread::id> now_threads;
   int writes = 0;  // write() calls (the writer thread's)
   bool closed = false;
+  bool stalled = false;  // a guest that does not read: write() waits
 
   std::string text() {
     std::lock_guard lock(mutex);
@@ -51,7 +52,8 @@ class TypedStream final : public util::ByteStream {
     return {};
   }
   void write(std::string_view data) override {
-    std::lock_guard lock(typed_->mutex);
+    std::unique_lock lock(typed_->mutex);
+    typed_->changed.wait(lock, [&] { return !typed_->stalled || typed_->closed; });
     typed_->bytes += data;
     ++typed_->writes;
   }
@@ -126,6 +128,42 @@ TEST(ConsoleHubInput, WhatTheStreamDoesNotTakeAtOnceFollowsInOrder) {
   EXPECT_TRUE(eventually([&] { return host.typed->text() == expected; })) << host.typed->text();
   std::lock_guard lock(host.typed->mutex);
   EXPECT_GT(host.typed->writes, 0) << "the rest went through the writer thread";
+}
+
+// A guest that reads nothing while a client types on: the hub holds at most its input limit and
+// then refuses (the route drops that viewer), so a flood cannot grow the server's memory. What
+// it accepted still reaches the guest, in order, once the guest reads again.
+TEST(security_console, AFloodIsRefusedAtTheInputLimitAndWhatWasTakenArrivesInOrder) {
+  TypedHost host;
+  host.typed->take_now = 0;
+  host.typed->stalled = true;
+  constexpr std::size_t kLimit = 64 * 1024;
+  ConsoleHub hub(console_of(host), 1024, std::chrono::minutes(10), util::steady_timer(), kLimit);
+  hub.attach("dom", std::make_shared<Quiet>());
+  ASSERT_TRUE(eventually([&] { return hub.opens("dom") == 1; }));
+
+  std::string accepted;
+  const std::string chunk(4096, 'k');
+  int refused = 0;
+  for (int i = 0; i < 1000 && refused == 0; ++i) {
+    const auto bytes = std::to_string(i % 10) + chunk;
+    if (hub.input("dom", bytes))
+      accepted += bytes;
+    else
+      ++refused;
+  }
+  EXPECT_EQ(refused, 1);
+  // The writer holds one chunk; the queue holds up to the limit.
+  EXPECT_LE(accepted.size(), kLimit + chunk.size() + 1);
+  EXPECT_GE(accepted.size(), kLimit - chunk.size());
+  {
+    std::lock_guard lock(host.typed->mutex);
+    host.typed->stalled = false;
+    host.typed->changed.notify_all();
+  }
+  EXPECT_TRUE(eventually([&] { return host.typed->text() == accepted; }))
+      << host.typed->text().size() << " of " << accepted.size();
+  EXPECT_TRUE(hub.input("dom", "more"));  // room again
 }
 
 }  // namespace

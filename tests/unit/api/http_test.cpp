@@ -75,6 +75,86 @@ TEST_F(HttpTest, UnknownPathsAndWrongMethods) {
   EXPECT_EQ(nodes.parsed()[0]["name"], "local");
 }
 
+// ---- security: what a hostile client does to the socket (ctest -L security) ------------------
+
+// A server of its own with one plain answer, so its limits can be small.
+class security_http : public ::testing::Test {
+ protected:
+  void start(HttpServerOptions options) {
+    options.port = 0;
+    server_ = std::make_unique<HttpServer>(options, [](Request&) {
+      return Response::json(200, {{"ok", true}});
+    });
+    server_->start();
+  }
+  // Whether the server ends the connection `fd` within `within`.
+  static bool closed_within(int fd, std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (std::chrono::steady_clock::now() < deadline) {
+      bool eof = false;
+      try {
+        receive_some(fd, 100ms, &eof);
+      } catch (const std::exception&) {
+        return true;  // reset
+      }
+      if (eof) return true;
+    }
+    return false;
+  }
+  std::unique_ptr<HttpServer> server_;
+};
+
+// Slowloris: a header sent a byte at a time, and a connection that never sends one, are both
+// closed at the header timeout; a prompt client is served meanwhile.
+TEST_F(security_http, AHeaderThatNeverEndsIsCutOffAtTheHeaderTimeout) {
+  HttpServerOptions options;
+  options.header_timeout = 500ms;
+  start(options);
+  const int silent = connect_to(server_->port());
+  const int trickle = connect_to(server_->port());
+  const auto began = std::chrono::steady_clock::now();
+  bool trickle_closed = false;
+  for (const char c : std::string("GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\nX-Slow: ")) {
+    try {
+      send_all(trickle, std::string(1, c));
+    } catch (const std::exception&) {
+      trickle_closed = true;
+      break;
+    }
+    std::this_thread::sleep_for(30ms);
+  }
+  HttpClient prompt(server_->port());
+  EXPECT_EQ(prompt.get("/api/v1/x", "").status, 200);
+  EXPECT_TRUE(closed_within(silent, 3s));
+  EXPECT_TRUE(trickle_closed || closed_within(trickle, 3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 4s);
+  ::close(silent);
+  ::close(trickle);
+}
+
+// Beyond max_connections a new connection is closed at once; those open are still served, and
+// a place that frees up is taken again.
+TEST_F(security_http, ConnectionsBeyondTheCapAreClosedAndTheOpenOnesServed) {
+  HttpServerOptions options;
+  options.max_connections = 4;
+  start(options);
+  std::vector<std::unique_ptr<HttpClient>> open;
+  for (int i = 0; i < 4; ++i) {
+    open.push_back(std::make_unique<HttpClient>(server_->port()));
+    ASSERT_EQ(open.back()->get("/x", "").status, 200);
+  }
+  const int extra = connect_to(server_->port());
+  EXPECT_TRUE(closed_within(extra, 2s));
+  ::close(extra);
+  for (auto& client : open) EXPECT_EQ(client->get("/x", "").status, 200);
+  open.pop_back();  // its connection closes
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server_->open_connections() >= 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  HttpClient again(server_->port());
+  EXPECT_EQ(again.get("/x", "").status, 200);
+}
+
 TEST(RouterTest, LiteralSegmentsWinAndParametersAreDecoded) {
   Router router;
   router.add("GET", "/api/v1/templates/{name}", Access::Any,
