@@ -71,6 +71,7 @@ class Api {
   void add_console_route();
   void add_vnc_route();
   void add_tunnel_route();
+  void add_terminal_route();
   // The caller a request's credential names now (its API token, else its session cookie);
   // nullopt when neither is valid. `csrf`: the session's CSRF secret, for a session.
   std::optional<Caller> caller_of(const Request& request, std::string* csrf = nullptr);
@@ -82,6 +83,8 @@ class Api {
   // The tunnel's: Origin, visibility, use-ssh for port 22 or use-ports for a port the
   // template lists, a running space.
   store::Space tunnel_space(const Caller& caller, const Request& request);
+  // The browser terminal's: Origin, visibility, use-web-terminal, a running space.
+  store::Space terminal_space(const Caller& caller, const Request& request);
   // A 5xx answer: `said` and a fresh error id for the caller, `detail` to the log.
   Response server_error(const Request& request, int status, const std::string& said,
                         const std::string& detail);

@@ -46,11 +46,25 @@ nlohmann::json template_json(const store::Template& tmpl, bool with_yaml) {
                         {"revision", tmpl.revision},
                         {"createdAt", tmpl.created_at},
                         {"updatedAt", tmpl.updated_at}};
+  // Environment values and cloudInit may hold secrets: the YAML is for admins and the author.
   if (with_yaml) out["yaml"] = tmpl.yaml;
-  // The switches the web UI's space menu needs (VM Display, VM Console).
+  out["readable"] = with_yaml;
+  // What everyone sees: what the template is for and what the create form and the space menu
+  // need (VM Display, VM Console, an address to choose, the ports to forward).
   const auto loaded = spec::load_spec(tmpl.yaml, nullptr);
-  out["display"] = loaded.spec && loaded.spec->display;
-  out["console"] = loaded.spec && loaded.spec->console;
+  const auto* spec = loaded.spec ? &*loaded.spec : nullptr;
+  out["description"] = spec ? spec->description : "";
+  out["display"] = spec && spec->display;
+  out["console"] = spec && spec->console;
+  out["network"] = spec ? spec::to_string(spec->network.mode) : "";
+  auto ports = nlohmann::json::array();
+  if (spec)
+    for (const auto& p : spec->ports) {
+      nlohmann::json entry = {{"port", p.port}};
+      if (!p.name.empty()) entry["name"] = p.name;
+      ports.push_back(entry);
+    }
+  out["ports"] = ports;
   return out;
 }
 

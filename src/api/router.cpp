@@ -14,6 +14,8 @@ const char* to_string(Access access) {
       return "owner or admin with use-web-terminal";
     case Access::Vnc:
       return "owner or admin with use-vnc";
+    case Access::Terminal:
+      return "owner or admin with use-web-terminal (a shell over SSH)";
     case Access::Tunnel:
       return "owner or admin with use-ssh (port 22) or use-ports (a port the template lists)";
     case Access::Any:

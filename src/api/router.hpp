@@ -24,7 +24,7 @@ struct Caller {
 // Public: no authentication at all (logging in); the handler's Caller is empty.
 // Console and Vnc: the space's owner or an admin, with that permission (WebSocket routes).
 // Tunnel: the same with use-ssh for port 22, use-ports for a port the template lists.
-enum class Access { Public, Any, Admin, AdminOrSelf, OwnerOrAdmin, Console, Vnc, Tunnel };
+enum class Access { Public, Any, Admin, AdminOrSelf, OwnerOrAdmin, Console, Vnc, Tunnel, Terminal };
 const char* to_string(Access);
 
 struct Route {

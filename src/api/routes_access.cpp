@@ -1,10 +1,10 @@
 // The WebSocket routes into a space: its serial console (shared through the ConsoleHub), its
 // VNC display (one bridge per browser) and a TCP tunnel to a guest port (one bridge per
-// connection). Every refusal is a plain HTTP answer before the upgrade: 401 (in Api::handle),
-// 403 for a foreign Origin, 404 for a space that is not the caller's, 403 without the
-// permission, with the template's switch off or for a port the template does not list, 409
-// when the space is not running. Once open, a socket stays open only while those checks still
-// pass (SocketWatch).
+// connection), and a shell over SSH (one session per browser tab). Every refusal is a plain HTTP
+// answer before the upgrade: 401 (in Api::handle), 403 for a foreign Origin, 404 for a space that
+// is not the caller's, 403 without the permission, with the template's switch off or for a port the
+// template does not list, 409 when the space is not running. Once open, a socket stays open only
+// while those checks still pass (SocketWatch).
 #include <unistd.h>
 
 #include <mutex>
@@ -13,6 +13,7 @@
 #include "api/api.hpp"
 #include "api/console_hub.hpp"
 #include "api/socket_bridge.hpp"
+#include "api/terminal_bridge.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::api {
@@ -99,6 +100,15 @@ store::Space Api::tunnel_space(const Caller& caller, const Request& request) {
   return space;
 }
 
+store::Space Api::terminal_space(const Caller& caller, const Request& request) {
+  check_origin(caller, request);
+  const auto space = visible_space(caller, request.param("id"));
+  if (!has_permission(caller, store::Permission::UseWebTerminal))
+    throw HttpError(403, "the terminal needs the permission use-web-terminal");
+  check_running_upgrade(space, request);
+  return space;
+}
+
 std::uint64_t Api::watch_socket(const Request& request, SocketCheck check,
                                 std::shared_ptr<SocketPeer> peer) {
   auto saved = std::make_shared<Request>(request);
@@ -117,41 +127,53 @@ void Api::add_access_routes() {
   add_console_route();
   add_vnc_route();
   add_tunnel_route();
+  add_terminal_route();
 }
 
 void Api::add_console_route() {
-  router_.add(
-      "GET", "/api/v1/spaces/{id}/console", Access::Console,
-      [this](const Caller& caller, const Request& request) {
-        const auto space = access_space(caller, request, store::Permission::UseWebTerminal);
-        check_running_upgrade(space, request);
-        struct Viewer {
-          std::mutex mutex;
-          std::optional<std::uint64_t> id, watch;
-        };
-        auto viewer = std::make_shared<Viewer>();
-        auto upgrade = std::make_shared<Upgrade>();
-        const auto key = space.id;  // the space's, never its domain name's
-        auto* hub = consoles_.get();
-        // Not "running": a console viewer stays attached across a restart and sees the new boot.
-        auto check = [this](const Caller& c, const Request& r) {
-          access_space(c, r, store::Permission::UseWebTerminal);
-        };
-        upgrade->open = [this, hub, key, viewer, request, check](std::shared_ptr<SocketPeer> peer) {
-          std::lock_guard lock(viewer->mutex);
-          viewer->watch = watch_socket(request, check, peer);
-          viewer->id = hub->attach(key, std::move(peer));
-        };
-        upgrade->message = [hub, key](std::string bytes) { hub->input(key, std::move(bytes)); };
-        upgrade->close = [this, hub, key, viewer] {
-          std::lock_guard lock(viewer->mutex);
-          if (viewer->watch) sockets_->remove(*viewer->watch);
-          if (viewer->id) hub->detach(key, *viewer->id);
-        };
-        Response response;
-        response.upgrade = std::move(upgrade);
-        return response;
-      });
+  router_.add("GET", "/api/v1/spaces/{id}/console", Access::Console,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = access_space(caller, request, store::Permission::UseWebTerminal);
+                check_running_upgrade(space, request);
+                struct Viewer {
+                  std::mutex mutex;
+                  std::optional<std::uint64_t> id, watch;
+                  std::weak_ptr<SocketPeer> peer;
+                };
+                auto viewer = std::make_shared<Viewer>();
+                auto upgrade = std::make_shared<Upgrade>();
+                const auto key = space.id;  // the space's, never its domain name's
+                auto* hub = consoles_.get();
+                // Not "running": a console viewer stays attached across a restart and sees the new
+                // boot.
+                auto check = [this](const Caller& c, const Request& r) {
+                  access_space(c, r, store::Permission::UseWebTerminal);
+                };
+                upgrade->open = [this, hub, key, viewer, request,
+                                 check](std::shared_ptr<SocketPeer> peer) {
+                  std::lock_guard lock(viewer->mutex);
+                  viewer->watch = watch_socket(request, check, peer);
+                  viewer->peer = peer;
+                  viewer->id = hub->attach(key, std::move(peer));
+                };
+                upgrade->message = [hub, key, viewer](std::string bytes) {
+                  if (hub->input(key, std::move(bytes))) return;
+                  std::shared_ptr<SocketPeer> peer;
+                  {
+                    std::lock_guard lock(viewer->mutex);
+                    peer = viewer->peer.lock();
+                  }
+                  if (peer) peer->close();  // typing faster than the guest reads, for a megabyte
+                };
+                upgrade->close = [this, hub, key, viewer] {
+                  std::lock_guard lock(viewer->mutex);
+                  if (viewer->watch) sockets_->remove(*viewer->watch);
+                  if (viewer->id) hub->detach(key, *viewer->id);
+                };
+                Response response;
+                response.upgrade = std::move(upgrade);
+                return response;
+              });
 }
 
 void Api::add_vnc_route() {
@@ -180,6 +202,31 @@ void Api::add_tunnel_route() {
                 auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
                 return bridge_upgrade(
                     fd, {.half_close = true},
+                    [this, request, check](std::shared_ptr<SocketPeer> peer) {
+                      return watch_socket(request, check, std::move(peer));
+                    },
+                    [this](std::uint64_t id) { sockets_->remove(id); });
+              });
+}
+
+// The window's size in the query (?cols=&rows=): the shell's PTY has it from the start.
+void Api::add_terminal_route() {
+  router_.add("GET", "/api/v1/spaces/{id}/terminal", Access::Terminal,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = terminal_space(caller, request);
+                const auto dimension = [&](const char* name, unsigned fallback) {
+                  const auto it = request.query.find(name);
+                  if (it == request.query.end()) return fallback;
+                  if (it->second.empty() || it->second.size() > 4 ||
+                      it->second.find_first_not_of("0123456789") != std::string::npos)
+                    throw HttpError(400, std::string(name) + " must be a number of cells");
+                  return static_cast<unsigned>(std::stoul(it->second));
+                };
+                auto shell = options_.access->open_terminal(space.id, dimension("cols", 80),
+                                                            dimension("rows", 24));
+                auto check = [this](const Caller& c, const Request& r) { terminal_space(c, r); };
+                return terminal_upgrade(
+                    std::move(shell), {},
                     [this, request, check](std::shared_ptr<SocketPeer> peer) {
                       return watch_socket(request, check, std::move(peer));
                     },

@@ -27,7 +27,14 @@ nlohmann::json Api::connect_json(const store::Space& space, const std::string& o
           {"hostKeyFingerprint", space.host_key_public.empty()
                                      ? nlohmann::json(nullptr)
                                      : nlohmann::json(engine::fingerprint(space.host_key_public))},
-          {"ports", ports}};
+          {"ports", ports},
+          // Asked now (half a second at most), so the page says why SSH or VM Terminal fails.
+          {"sshPort", engine_.port_state(space.id, 22)},
+          {"terminal",
+           space.terminal_key.empty()
+               ? nlohmann::json{{"available", false},
+                                {"why", "the space gets its terminal key at its next start"}}
+               : nlohmann::json{{"available", true}}}};
 }
 
 namespace {

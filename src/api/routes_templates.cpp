@@ -37,23 +37,30 @@ nlohmann::json validated(const std::string& yaml, const std::string& name) {
   return diagnostics;
 }
 
+// Admins and the template's author read its YAML; everyone else its summary (template_json).
+bool may_read_yaml(const Caller& caller, const store::Template& tmpl) {
+  return caller.admin() || (tmpl.author_id && *tmpl.author_id == caller.user.id);
+}
+
 }  // namespace
 
 void Api::add_template_routes() {
   router_.add("GET", "/api/v1/templates", Access::Any, [this](const Caller&, const Request&) {
     auto out = nlohmann::json::array();
     for (const auto& t : store_.templates().list()) out.push_back(template_json(t, false));
+    for (auto& t : out) t.erase("readable");  // the list never carries YAML
     return Response::json(200, out);
   });
 
   router_.add("POST", "/api/v1/templates", Access::Admin,
-              [this](const Caller&, const Request& request) {
+              [this](const Caller& caller, const Request& request) {
                 const auto body = object_body(request);
                 const auto name = required_string(body, "name");
                 check_template_name(name);
                 const auto yaml = required_string(body, "yaml");
                 const auto warnings = validated(yaml, name);
-                auto out = template_json(store_.templates().create(name, yaml), true);
+                auto out =
+                    template_json(store_.templates().create(name, yaml, caller.user.id), true);
                 out["diagnostics"] = warnings;
                 return Response::json(201, out);
               });
@@ -68,10 +75,10 @@ void Api::add_template_routes() {
               });
 
   router_.add("GET", "/api/v1/templates/{name}", Access::Any,
-              [this](const Caller&, const Request& request) {
+              [this](const Caller& caller, const Request& request) {
                 auto t = store_.templates().find_by_name(request.param("name"));
                 if (!t) throw HttpError(404, "no template named " + request.param("name"));
-                return Response::json(200, template_json(*t, true));
+                return Response::json(200, template_json(*t, may_read_yaml(caller, *t)));
               });
 
   router_.add("PUT", "/api/v1/templates/{name}", Access::Admin,

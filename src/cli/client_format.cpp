@@ -238,6 +238,10 @@ std::string format_space_info(const ojson& space) {
     if (const auto key = text_of(*connect, "hostKeyFingerprint"); !key.empty())
       ssh += "  (host key " + key + ")";
     row_unless_empty("ssh", ssh);
+    if (const auto port = text_of(*connect, "sshPort"); !port.empty())
+      row("port 22", port == "open" ? "open (sshd answers)" : port);
+    if (const auto host = text_of(*connect, "sshHost"); !host.empty())
+      row("ssh config", "ssh " + host + "  (after bowline ssh-config --write)");
     std::string forwards;
     if (const auto* ports = member(*connect, "ports"))
       for (const auto& p : *ports)

@@ -90,6 +90,14 @@ int get(const NameArgs& a) {
   if (a.client.json()) {
     print_json(t);
   } else {
+    if (!t.contains("yaml")) {
+      // Not an admin nor its author: what the template offers, not how it does it.
+      std::cout << "# " << text_of(t, "name") << " (revision " << t.value("revision", 0) << ")\n";
+      if (const auto d = text_of(t, "description"); !d.empty()) std::cout << "# " << d << "\n";
+      std::cout << "# network " << text_of(t, "network") << "; its YAML is for admins and its "
+                << "author (environment values and cloudInit may hold secrets)\n";
+      return kExitOk;
+    }
     auto yaml = text_of(t, "yaml");
     if (!yaml.empty() && yaml.back() != '\n') yaml += '\n';
     std::cout << yaml;

@@ -152,6 +152,12 @@ class Engine : public SpaceAccess {
   std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override;
   int open_display(const std::string& space_id) override;
   int open_port(const std::string& space_id, std::uint16_t port) override;
+  std::unique_ptr<util::TerminalStream> open_terminal(const std::string& space_id, unsigned cols,
+                                                      unsigned rows) override;
+  // Whether the running space's guest answers on `port` now: "open", "closed" (refused),
+  // "no route" (no answer within half a second), "no address" (no DHCP lease yet),
+  // "unavailable" (the node cannot reach it) or "not running".
+  std::string port_state(const std::string& space_id, std::uint16_t port);
 
  private:
   // A space with everything it is made from.
@@ -222,6 +228,7 @@ class Engine : public SpaceAccess {
   void report_orphans();
   void audit_loop();
   store::Space require(const std::string& id);
+  store::Space with_terminal_key(store::Space space);
   // The space's node (an empty node name is the default node's); EngineError when the server
   // no longer has it.
   Node& node_of(const store::Space& space);

@@ -59,6 +59,9 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   const auto host_key = make_host_key(spec.name);
   fresh.host_key = host_key.private_key;
   fresh.host_key_public = host_key.public_line;
+  const auto terminal_key = make_host_key("bowline-terminal@" + spec.name);
+  fresh.terminal_key = terminal_key.private_key;
+  fresh.terminal_key_public = terminal_key.public_line;
   const auto space = insert_space(fresh, spec, node, ip);
   events_.publish(event::kSpaceCreated, space.id,
                   {{"name", space.name}, {"domain", space.domain_name}, {"node", space.node}});

@@ -1,7 +1,13 @@
 // The engine's nodes: which node a space is on, the spaces that share it, the events its
 // machines send, and the console and display (SpaceAccess) through it.
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
+#include "ssh/shell.hpp"
+#include "util/upstream_error.hpp"
 
 namespace bowline::engine {
 
@@ -119,7 +125,48 @@ int Engine::open_display(const std::string& space_id) {
 
 int Engine::open_port(const std::string& space_id, std::uint16_t port) {
   const auto space = require(space_id);
-  return node_of(space).open_port(space, port);
+  return node_of(space).open_port(space, port, std::chrono::seconds(5));
+}
+
+std::string Engine::port_state(const std::string& space_id, std::uint16_t port) {
+  const auto space = require(space_id);
+  if (space.state != SpaceState::Running) return "not running";
+  try {
+    ::close(node_of(space).open_port(space, port, std::chrono::milliseconds(500)));
+    return "open";
+  } catch (const EngineError& e) {
+    return e.kind() == EngineError::Kind::Conflict ? "no address" : "unavailable";
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    if (why.find("refused") != std::string::npos) return "closed";
+    return "no route";
+  }
+}
+
+std::unique_ptr<util::TerminalStream> Engine::open_terminal(const std::string& space_id,
+                                                            unsigned cols, unsigned rows) {
+  const auto space = require(space_id);
+  if (space.host_key_public.empty())
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space was made by a bowline that kept no SSH host key for it, so its "
+                      "guest cannot be told from an impostor: recreate the space");
+  if (space.terminal_key.empty())
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space gets its terminal key at its next start: restart it");
+  const auto owner = space.owner_id ? store_.users().get(*space.owner_id) : std::nullopt;
+  if (!owner) throw EngineError(EngineError::Kind::Conflict, "the space has no owner yet");
+  ssh::ShellOptions options;
+  options.user = owner->username;
+  options.private_key = space.terminal_key;
+  options.host_key_public = space.host_key_public;
+  options.cols = std::clamp(cols, 2u, 1000u);
+  options.rows = std::clamp(rows, 1u, 1000u);
+  const int fd = node_of(space).open_port(space, 22, std::chrono::seconds(5));
+  try {
+    return ssh::open_shell(fd, options);
+  } catch (const ssh::ShellError& e) {
+    throw util::UpstreamError("ssh", e.what());
+  }
 }
 
 }  // namespace bowline::engine

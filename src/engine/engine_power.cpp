@@ -2,6 +2,7 @@
 // queue, and the bring up they share.
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
+#include "engine/host_keys.hpp"
 #include "engine/ipam.hpp"
 
 namespace bowline::engine {
@@ -33,10 +34,21 @@ void Engine::settle(const std::string& id, const Observation& seen) {
   set_state(id, space_state_of(seen.state));
 }
 
+// A space an older server made gets its browser terminal key at its next start, which is when
+// the guest's authorized_keys takes it.
+store::Space Engine::with_terminal_key(store::Space space) {
+  if (!space.terminal_key.empty()) return space;
+  const auto key = make_host_key("bowline-terminal@" + space.domain_name);
+  store_.spaces().set_terminal_key(space.id, key.private_key, key.public_line);
+  space.terminal_key = key.private_key;
+  space.terminal_key_public = key.public_line;
+  return space;
+}
+
 // The node makes (and runs) the machine as the template says now; `how.first`: a failure
 // undoes what this made.
 void Engine::bring_up(const std::string& id, Stage stage, Bring how) {
-  auto space = require(id);
+  auto space = with_terminal_key(require(id));
   auto& node = node_of(space);
   const auto booting = how.first ? SpaceState::Creating : SpaceState::Starting;
   // A create that only makes the machine says nothing until the node says what it made.

@@ -105,6 +105,7 @@ void KubevirtNode::apply_objects(const NodeSpace& s, bool running) {
   options.space_id = s.space.id;
   if (!s.space.host_key.empty())
     options.host_key = plan::HostKeyPair{s.space.host_key, s.space.host_key_public};
+  options.terminal_key_public = s.space.terminal_key_public;
   auto manifests = kubevirt::render_manifests(s.spec, options);
   const auto strategy = applied_run_strategy(s.spec.run_strategy, running);
   for (auto& object : manifests.objects)
@@ -209,7 +210,7 @@ int KubevirtNode::open_display(const store::Space& space) {
   throw no_access(space);
 }
 
-int KubevirtNode::open_port(const store::Space& space, std::uint16_t) {
+int KubevirtNode::open_port(const store::Space& space, std::uint16_t, std::chrono::milliseconds) {
   throw EngineError(EngineError::Kind::Invalid, "tunnels to a space on the kubevirt node " +
                                                     space.node + " are not available yet");
 }

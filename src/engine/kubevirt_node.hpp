@@ -66,7 +66,8 @@ class KubevirtNode final : public Node {
 
   std::unique_ptr<util::ByteStream> open_console(const store::Space& space) override;
   int open_display(const store::Space& space) override;
-  int open_port(const store::Space& space, std::uint16_t port) override;
+  int open_port(const store::Space& space, std::uint16_t port,
+                std::chrono::milliseconds timeout) override;
   nlohmann::json report() override;
 
   // /apis/kubevirt.io/v1/namespaces/<ns>/virtualmachines/<name>

@@ -29,6 +29,7 @@ plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl
   facts.template_id = std::to_string(tmpl.id);
   if (!space.host_key.empty())
     facts.host_key = plan::HostKeyPair{space.host_key, space.host_key_public};
+  facts.terminal_key_public = space.terminal_key_public;
   return facts;
 }
 
@@ -365,13 +366,14 @@ int LibvirtNode::open_display(const store::Space& space) {
   return hypervisor_.open_graphics(own_domain(space), 0, true);
 }
 
-int LibvirtNode::open_port(const store::Space& space, std::uint16_t port) {
+int LibvirtNode::open_port(const store::Space& space, std::uint16_t port,
+                           std::chrono::milliseconds timeout) {
   const auto to = space.ip ? space.ip : address(space);
   if (!to)
     throw EngineError(EngineError::Kind::Conflict,
                       "the space has no address yet (its guest has not taken a DHCP lease): try "
                       "again once it has booted");
-  return util::tcp_connect(*to, port, std::chrono::seconds(5));
+  return util::tcp_connect(*to, port, timeout);
 }
 
 nlohmann::json LibvirtNode::report() {

@@ -69,7 +69,8 @@ class LibvirtNode final : public Node {
   std::unique_ptr<util::ByteStream> open_console(const store::Space& space) override;
   int open_display(const store::Space& space) override;
   // From this host to the guest's address (bridged: its lease; NAT: its DHCP lease).
-  int open_port(const store::Space& space, std::uint16_t port) override;
+  int open_port(const store::Space& space, std::uint16_t port,
+                std::chrono::milliseconds timeout) override;
   nlohmann::json report() override;
 
  private:

@@ -4,6 +4,7 @@
 // makes, powers, watches and removes what a space is on it, and says what it sees.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -143,7 +144,9 @@ class Node {
   // --- access (SpaceAccess); each throws when it cannot be opened
   virtual std::unique_ptr<util::ByteStream> open_console(const store::Space& space) = 0;
   virtual int open_display(const store::Space& space) = 0;
-  virtual int open_port(const store::Space& space, std::uint16_t port) = 0;
+  // A connected TCP socket to the guest's `port`, within `timeout`.
+  virtual int open_port(const store::Space& space, std::uint16_t port,
+                        std::chrono::milliseconds timeout) = 0;
 
   // This node's record for GET /api/v1/nodes: {name, kind, runtimes, ready, checks, ...}.
   virtual nlohmann::json report() = 0;

@@ -1,7 +1,7 @@
 // Opening what a running space offers people, for the API's bridges: its serial console, its
-// VNC display and its guest's TCP ports. The Engine implements it for the spaces of its nodes, by
-// space id (never by a domain name, which another space may take once this one is gone); tests give
-// the API a fake.
+// VNC display, its guest's TCP ports and a shell over SSH. The Engine implements it for the spaces
+// of its nodes, by space id (never by a domain name, which another space may take once this one is
+// gone); tests give the API a fake.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,11 @@ class SpaceAccess {
   // A connected TCP socket to `port` of the space's guest, for the caller to own and close.
   // Throws when it cannot be opened (no address yet, refused, unreachable).
   virtual int open_port(const std::string& space_id, std::uint16_t port) = 0;
+  // A shell as the space's owner over SSH (port 22), logged in with the space's terminal key
+  // and the guest's host key pinned, with a terminal of `cols` x `rows`. Throws when it cannot
+  // be opened (no address, sshd not up, the key not in the guest yet): the message says which.
+  virtual std::unique_ptr<util::TerminalStream> open_terminal(const std::string& space_id,
+                                                              unsigned cols, unsigned rows) = 0;
 };
 
 }  // namespace bowline::engine

@@ -187,6 +187,7 @@ class Renderer {
     auto guest = plan::make_guest_plan(
         s_, o_.owner, o_.space_id.empty() ? o_.ns + "/" + s_.name : o_.space_id, std::nullopt);
     guest.host_key = o_.host_key;
+    plan::add_terminal_key(guest, o_.terminal_key_public);
     return guest;
   }
 

@@ -31,6 +31,7 @@ struct RenderOptions {
   // Bridge keeps the pod's address inside the guest, as Cozystack does; Masquerade NATs.
   PodBinding pod_binding = PodBinding::Bridge;
   std::optional<plan::HostKeyPair> host_key;  // the guest's SSH host key, when bowline made one
+  std::string terminal_key_public;            // the browser terminal's key (plan::add_terminal_key)
 };
 
 struct Manifests {

@@ -31,6 +31,14 @@ std::string password_hash(const std::string& password, const std::string& space_
   return util::sha512_crypt(password, salt);
 }
 
+std::string terminal_authorized_key(const std::string& public_line) {
+  return "restrict,pty " + public_line;
+}
+
+void add_terminal_key(GuestPlan& guest, const std::string& public_line) {
+  if (!public_line.empty()) guest.ssh_keys.push_back(terminal_authorized_key(public_line));
+}
+
 GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std::string& space_id,
                           const std::optional<StaticAddress>& address) {
   if (space_id.empty()) throw std::invalid_argument("the space has no id");

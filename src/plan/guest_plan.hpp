@@ -60,6 +60,13 @@ struct GuestPlan {
   std::optional<HostKeyPair> host_key;
 };
 
+// The line the owner's authorized_keys gets for the browser terminal's key (the server's SSH
+// client into the guest): `restrict,pty` lets it open a shell with a terminal and nothing else
+// (no port, agent or X11 forwarding), whatever the owner's own keys may do.
+std::string terminal_authorized_key(const std::string& public_line);
+// Adds the browser terminal's key to the owner's keys; nothing when `public_line` is empty.
+void add_terminal_key(GuestPlan& guest, const std::string& public_line);
+
 // The MAC of the space's NIC number `nic_index` (0: its network, then each of `networks`).
 std::string mac_for(const std::string& space_id, unsigned nic_index);
 // SHA-512 crypt of the password with a salt derived from the space id, for renders made

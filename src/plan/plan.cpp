@@ -180,6 +180,7 @@ Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& spa
   const auto address = static_address(spec, space, node);
   p.guest = make_guest_plan(spec, owner, space.id, address);
   p.guest.host_key = space.host_key;
+  add_terminal_key(p.guest, space.terminal_key_public);
   if (address) p.ip = address->address;
 
   const auto* preference =

@@ -30,6 +30,7 @@ struct SpaceFacts {
   std::string template_name;
   std::string template_id;
   std::optional<HostKeyPair> host_key;  // the guest's SSH host key, when bowline made one
+  std::string terminal_key_public;      // the browser terminal's key; empty: none yet
 };
 
 // What the node running the space provides.

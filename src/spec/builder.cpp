@@ -12,7 +12,7 @@ const std::vector<std::string_view> kTopLevelFields = {
     "disks",     "networks",       "subnets",       "sshKeys",
     "cloudInit", "netplanDhcp",    "cloudInitSeed", "runStrategy",
     "external",  "externalMethod", "externalPorts", "externalAllowICMP",
-    "display",   "console",        "ports"};
+    "display",   "console",        "ports",         "description"};
 
 std::optional<std::string> SpecBuilder::string_field(const YAML::Node& node,
                                                      const std::string& path) {

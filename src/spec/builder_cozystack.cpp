@@ -241,6 +241,7 @@ void SpecBuilder::read_cloud_init(const YAML::Node& root) {
 }
 
 void SpecBuilder::read_access(const YAML::Node& root) {
+  if (auto d = string_field(root["description"], "description")) spec_.description = *d;
   if (auto s = r_.choice(root["runStrategy"], "runStrategy",
                          {"Always", "Halted", "Manual", "RerunOnFailure", "Once"})) {
     static const std::pair<std::string_view, RunStrategy> kMap[] = {

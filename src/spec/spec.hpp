@@ -106,6 +106,9 @@ struct ServicePort {
 struct Spec {
   std::string name;      // libvirt domain name, sanitised
   std::string hostname;  // RFC 1123
+  // What the template is for, in a line or two: what everyone may read of it (its YAML is for
+  // admins and its author).
+  std::string description;
   Image image;
   std::optional<std::uint64_t> disk_bytes;  // empty: keep the base image's size
   // knot's sizing fields as written (empty when absent); see `sizing` for the result.

@@ -221,6 +221,23 @@ void disable_users_and_hash_service_passwords(Db& db) {
   }
 }
 
+// v9: what a team's server needs to be shared. Each space's key pair for the browser terminal
+// (the server's SSH client key into the guest: its public half goes to the owner's
+// authorized_keys through cloud-init, its private half never leaves the server); who wrote a
+// template (its author reads its YAML as admins do); each user's quota (NULL: the server's
+// default, a negative number: no limit).
+void add_terminal_keys_authors_and_quotas(Db& db) {
+  db.exec(R"sql(
+ALTER TABLE spaces ADD COLUMN terminal_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE spaces ADD COLUMN terminal_key_public TEXT NOT NULL DEFAULT '';
+ALTER TABLE templates ADD COLUMN author_id INTEGER REFERENCES users(id) ON DELETE SET NULL;
+ALTER TABLE users ADD COLUMN quota_spaces INTEGER;
+ALTER TABLE users ADD COLUMN quota_cpus INTEGER;
+ALTER TABLE users ADD COLUMN quota_memory INTEGER;
+ALTER TABLE users ADD COLUMN quota_disk INTEGER;
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -241,6 +258,7 @@ const std::vector<Migration>& migrations() {
       {6, "host ports of external spaces", add_host_ports},
       {7, "spaces' SSH host keys", add_host_keys},
       {8, "disabled users, service passwords as hashes", disable_users_and_hash_service_passwords},
+      {9, "terminal keys, template authors, user quotas", add_terminal_keys_authors_and_quotas},
   };
   return steps;
 }

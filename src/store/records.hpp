@@ -21,6 +21,16 @@ const char* to_string(Permission);  // admin | use-vnc | use-web-terminal | use-
 std::optional<Permission> parse_permission(std::string_view);  // nullopt when unknown
 std::string permission_names();  // "admin, use-vnc, ...", for messages
 
+// Limits on what one user may hold: spaces, their vCPUs, memory and disk (bytes), stopped
+// spaces and pool claims included. nullopt: the server's default; a negative value: no limit.
+struct Quota {
+  std::optional<std::int64_t> spaces;
+  std::optional<std::int64_t> cpus;
+  std::optional<std::int64_t> memory;
+  std::optional<std::int64_t> disk;
+  bool operator==(const Quota&) const = default;
+};
+
 struct User {
   std::int64_t id = 0;
   std::string username;
@@ -34,6 +44,7 @@ struct User {
   std::set<Permission> permissions;
   std::int64_t created_at = 0;
   bool disabled = false;  // no login, token, session or socket works while set
+  Quota quota;            // this user's own limits; unset ones are the server's defaults
 
   bool has(Permission permission) const { return permissions.count(permission) != 0; }
 };
@@ -68,6 +79,9 @@ struct Template {
   std::string name;
   std::string yaml;
   std::int64_t revision = 1;  // 1 at creation, +1 on every update
+  // Who created it (reads its YAML as admins do); nullopt: made before authors were kept, or
+  // its author was deleted.
+  std::optional<std::int64_t> author_id;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
 };
@@ -118,6 +132,11 @@ struct Space {
   // space an older server made.
   std::string host_key;
   std::string host_key_public;
+  // The server's SSH client key into the guest for the browser terminal (OpenSSH private key
+  // format) and its public line, which the guest's owner account authorizes; empty until the
+  // space's first start by a server that makes them.
+  std::string terminal_key;
+  std::string terminal_key_public;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
 };
@@ -136,6 +155,8 @@ struct NewSpace {
   std::optional<std::int64_t> pool_id;
   std::string host_key;
   std::string host_key_public;
+  std::string terminal_key;
+  std::string terminal_key_public;
 };
 
 // ---- addresses ----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kSpaceColumns =
     "id, name, owner_id, template_id, applied_template_revision, desired_state, state, error, "
     "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts, "
-    "host_key, host_key_public";
+    "host_key, host_key_public, terminal_key, terminal_key_public";
 
 Space read_space(const Statement& row) {
   Space space;
@@ -37,6 +37,8 @@ Space read_space(const Statement& row) {
   space.applied_parts = row.column_text(16);
   space.host_key = row.column_text(17);
   space.host_key_public = row.column_text(18);
+  space.terminal_key = row.column_text(19);
+  space.terminal_key_public = row.column_text(20);
   return space;
 }
 
@@ -55,12 +57,13 @@ Space SpaceRepository::create(const NewSpace& space) {
     db_.cached(
            "INSERT INTO spaces (id, name, owner_id, template_id, desired_state, state, uuid, "
            "vnc_password, domain_name, node, pool_id, created_at, updated_at, host_key, "
-           "host_key_public) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           "host_key_public, terminal_key, terminal_key_public) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         ->bind_all(space.id, space.name, space.owner_id, space.template_id,
                    to_string(space.desired_state), to_string(space.state), space.uuid,
                    space.vnc_password, space.domain_name, space.node, space.pool_id, when, when,
-                   space.host_key, space.host_key_public)
+                   space.host_key, space.host_key_public, space.terminal_key,
+                   space.terminal_key_public)
         .run();
   } catch (const SqliteError& e) {
     if (violates_unique(e, "spaces.domain_name"))
@@ -181,6 +184,14 @@ void SpaceRepository::set_ip(std::string_view id, const std::optional<std::strin
 
 void SpaceRepository::set_node(std::string_view id, std::string_view node) {
   update_one(id, "node = ?3", [&](Statement& s) { s.bind(3, node); });
+}
+
+void SpaceRepository::set_terminal_key(std::string_view id, std::string_view private_key,
+                                       std::string_view public_line) {
+  update_one(id, "terminal_key = ?3, terminal_key_public = ?4", [&](Statement& s) {
+    s.bind(3, private_key);
+    s.bind(4, public_line);
+  });
 }
 
 std::optional<Space> SpaceRepository::claim_pool_member(std::int64_t pool_id, std::int64_t owner_id,

@@ -40,6 +40,9 @@ class SpaceRepository : public Repository {
   void set_applied(std::string_view id, std::int64_t revision, std::string_view parts);
   void set_ip(std::string_view id, const std::optional<std::string>& ip);
   void set_node(std::string_view id, std::string_view node);
+  // The browser terminal's key pair (records.hpp), for a space made before they were.
+  void set_terminal_key(std::string_view id, std::string_view private_key,
+                        std::string_view public_line);
 
   // Hands one unclaimed member of the pool to `owner_id` under `name`, atomically (two claims
   // never get the same member): a running member if there is one, else a stopped one; the

@@ -4,7 +4,8 @@ namespace bowline::store {
 
 namespace {
 
-constexpr const char* kTemplateColumns = "id, name, yaml, revision, created_at, updated_at";
+constexpr const char* kTemplateColumns =
+    "id, name, yaml, revision, created_at, updated_at, author_id";
 
 Template read_template(const Statement& row) {
   Template out;
@@ -14,6 +15,7 @@ Template read_template(const Statement& row) {
   out.revision = row.column_int64(3);
   out.created_at = row.column_int64(4);
   out.updated_at = row.column_int64(5);
+  out.author_id = row.column_optional_int64(6);
   return out;
 }
 
@@ -38,15 +40,16 @@ std::string plural(std::int64_t count, const char* noun) {
 
 // ---- templates ----------------------------------------------------------------------------
 
-Template TemplateRepository::create(std::string_view name, std::string_view yaml) {
+Template TemplateRepository::create(std::string_view name, std::string_view yaml,
+                                    std::optional<std::int64_t> author_id) {
   if (name.empty()) throw StoreError("a template needs a name");
   auto guard = db_.lock();
   auto when = now();
   try {
     db_.cached(
-           "INSERT INTO templates (name, yaml, revision, created_at, updated_at) "
-           "VALUES (?, ?, 1, ?, ?)")
-        ->bind_all(name, yaml, when, when)
+           "INSERT INTO templates (name, yaml, revision, created_at, updated_at, author_id) "
+           "VALUES (?, ?, 1, ?, ?, ?)")
+        ->bind_all(name, yaml, when, when, author_id)
         .run();
   } catch (const SqliteError& e) {
     if (violates_unique(e, "templates.name"))

@@ -16,7 +16,8 @@ class TemplateRepository : public Repository {
   using Repository::Repository;
 
   // Revision 1. ConflictError when the name is taken.
-  Template create(std::string_view name, std::string_view yaml);
+  Template create(std::string_view name, std::string_view yaml,
+                  std::optional<std::int64_t> author_id = std::nullopt);
   std::optional<Template> get(std::int64_t id);
   std::optional<Template> find_by_name(std::string_view name);
   std::vector<Template> list();  // ordered by name

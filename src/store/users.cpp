@@ -9,7 +9,7 @@ namespace {
 
 constexpr const char* kUserColumns =
     "id, username, email, timezone, service_password, password_hash, ssh_keys, permissions, "
-    "created_at, disabled";
+    "created_at, disabled, quota_spaces, quota_cpus, quota_memory, quota_disk";
 
 std::string keys_json(const std::vector<std::string>& keys) {
   return nlohmann::json(keys).dump();
@@ -49,6 +49,8 @@ User read_user(const Statement& row) {
   }
   user.created_at = row.column_int64(8);
   user.disabled = row.column_int64(9) != 0;
+  user.quota = {row.column_optional_int64(10), row.column_optional_int64(11),
+                row.column_optional_int64(12), row.column_optional_int64(13)};
   return user;
 }
 
@@ -159,6 +161,15 @@ void UserRepository::set_disabled(std::int64_t id, bool disabled) {
   auto guard = db_.lock();
   auto update = db_.cached("UPDATE users SET disabled = ? WHERE id = ?");
   if (update->bind_all(disabled ? 1 : 0, id).run() == 0)
+    throw NotFoundError("no user with id " + std::to_string(id));
+}
+
+void UserRepository::set_quota(std::int64_t id, const Quota& quota) {
+  auto guard = db_.lock();
+  auto update = db_.cached(
+      "UPDATE users SET quota_spaces = ?, quota_cpus = ?, quota_memory = ?, quota_disk = ? "
+      "WHERE id = ?");
+  if (update->bind_all(quota.spaces, quota.cpus, quota.memory, quota.disk, id).run() == 0)
     throw NotFoundError("no user with id " + std::to_string(id));
 }
 

@@ -31,6 +31,7 @@ class UserRepository : public Repository {
   void set_password_hash(std::int64_t id, std::string_view hash);
   void set_permissions(std::int64_t id, const std::set<Permission>& permissions);
   void set_disabled(std::int64_t id, bool disabled);
+  void set_quota(std::int64_t id, const Quota& quota);
   // false when the user already has this exact key.
   bool add_ssh_key(std::int64_t id, std::string_view key);
   // false when the user did not have it.

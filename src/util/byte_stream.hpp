@@ -1,4 +1,4 @@
-// A bidirectional byte stream: a domain's serial console today, a VNC socket later. The web
+// A bidirectional byte stream: a domain's serial console, a shell in the guest. The web
 // console pumps bytes between one of these and a WebSocket; tests substitute a socketpair.
 #pragma once
 
@@ -36,6 +36,16 @@ class ByteStream {
   // Ends the stream; later reads return nothing and writes throw. Idempotent; the destructor
   // closes too.
   virtual void close() = 0;
+};
+
+// A terminal session (a shell over SSH): a byte stream with a size. Used by one thread, but
+// for interrupt().
+class TerminalStream : public ByteStream {
+ public:
+  // The window's new size in character cells; the guest's programs see SIGWINCH.
+  virtual void resize(unsigned cols, unsigned rows) = 0;
+  // Ends a read() that is waiting now, at once, from any thread (new input to send).
+  virtual void interrupt() = 0;
 };
 
 }  // namespace bowline::util

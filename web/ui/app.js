@@ -7,6 +7,7 @@ import { UsersPage } from "/ui/users.js";
 import { PoolsPage } from "/ui/pools.js";
 import { DisplayPage } from "/ui/display.js";
 import { ConsolePage } from "/ui/console.js";
+import { TerminalPage } from "/ui/terminal.js";
 
 function Login({ onLogin }) {
   const [error, setError] = useState("");
@@ -80,6 +81,7 @@ function Shell({ session, setSession }) {
   // The viewers take the whole window (they are opened as their own windows).
   if (page === "spaces" && id && sub === "display") return html`<${DisplayPage} id=${id} user=${user} />`;
   if (page === "spaces" && id && sub === "console") return html`<${ConsolePage} id=${id} user=${user} />`;
+  if (page === "spaces" && id && sub === "terminal") return html`<${TerminalPage} id=${id} user=${user} />`;
 
   let body;
   if (page === "spaces" && id) body = html`<${SpaceDetail} id=${id} user=${user} />`;

@@ -239,8 +239,41 @@ function readinessText(r) {
 function openViewer(id, kind) {
   // Its own window: the display resizes it to the guest's resolution.
   const features = kind === "display" ? "popup,width=1040,height=840" : "popup,width=900,height=600";
+  // Each terminal a window of its own (a shell each); the display and console are shared.
+  if (kind === "terminal") {
+    const w = open(`#/spaces/${encodeURIComponent(id)}/terminal`, "_blank", features);
+    if (!w) go(`spaces/${encodeURIComponent(id)}/terminal`);
+    return;
+  }
   const w = open(`#/spaces/${encodeURIComponent(id)}/${kind}`, `bowline-${kind}-${id}`, features);
   if (!w) go(`spaces/${encodeURIComponent(id)}/${kind}`);  // popups blocked: this window
+}
+
+// How to reach the space: what `space info` says, with why VM Terminal may not open.
+function Connect({ space, info, user, terminal }) {
+  const c = info.connect;
+  if (!c) return null;
+  const portText = { open: "open (sshd answers)", closed: "closed (nothing listens: sshd not up yet?)",
+    "no route": "no answer", "no address": "no address yet (still booting)", "not running": "the space is not running",
+    unavailable: "not reachable through this node" }[c.sshPort] || c.sshPort || "—";
+  let terminalWhy = "";
+  if (!hasPermission(user, "use-web-terminal")) terminalWhy = "needs the permission use-web-terminal";
+  else if (space.state !== "running") terminalWhy = `the space is ${space.state}`;
+  else if (c.terminal && !c.terminal.available) terminalWhy = c.terminal.why;
+  else if (c.sshPort && c.sshPort !== "open") terminalWhy = `port 22 is ${portText}`;
+  return html`
+    <h2>Connect</h2>
+    <dl class="facts connect">
+      <dt>SSH</dt><dd><code data-connect="ssh">${c.ssh}</code></dd>
+      <dt>ssh config</dt><dd><code data-connect="ssh-host">ssh ${c.sshHost}</code> after <code>bowline ssh-config --write</code> (also scp, rsync, git, VS Code Remote-SSH)</dd>
+      <dt>Port 22</dt><dd data-connect="ssh-port" data-state=${c.sshPort}>${portText}</dd>
+      <dt>Host key</dt><dd><code data-connect="fingerprint">${c.hostKeyFingerprint || "none pinned (made by an older bowline)"}</code></dd>
+      ${(c.ports || []).map((p) => html`
+        <dt>Port ${p.port}${p.name ? ` (${p.name})` : ""}</dt>
+        <dd><code data-connect="forward">${p.forward}</code>, then <a href="http://127.0.0.1:${p.port}/" target="_blank" rel="noopener">http://127.0.0.1:${p.port}/</a></dd>`)}
+    </dl>
+    <p class="hint">VM Terminal is a shell over SSH as ${space.owner || "the owner"}, with no password${terminalWhy ? html` — <strong data-why="terminal">unavailable: ${terminalWhy}</strong>` : ""}.
+      VM Console is the serial console, for when SSH is down: log in with your service password.</p>`;
 }
 
 export function SpaceDetail({ id, user }) {
@@ -262,6 +295,7 @@ export function SpaceDetail({ id, user }) {
   const tmpl = templates.find((t) => t.name === space.template) || {};
   const display = tmpl.display && hasPermission(user, "use-vnc");
   const console_ = tmpl.console && hasPermission(user, "use-web-terminal");
+  const terminal = hasPermission(user, "use-web-terminal") && space.state === "running";
   const info = (detail && detail.info) || {};
   const readiness = info.readiness || {};
   return html`
@@ -273,7 +307,8 @@ export function SpaceDetail({ id, user }) {
       <nav class="menu" aria-label="Space menu">
         <${Actions} space=${space} onError=${setError} />
         ${display && html`<button class="open-viewer" data-menu="display" onClick=${() => openViewer(space.id, "display")}>VM Display</button>`}
-        ${console_ && html`<button class="open-viewer" data-menu="console" onClick=${() => openViewer(space.id, "console")}>VM Console</button>`}
+        ${terminal && html`<button class="open-viewer" data-menu="terminal" title="a shell over SSH, no password" onClick=${() => openViewer(space.id, "terminal")}>VM Terminal</button>`}
+        ${console_ && html`<button class="open-viewer" data-menu="console" title="the serial console" onClick=${() => openViewer(space.id, "console")}>VM Console</button>`}
       </nav>
       <${Progress} op=${ops.get(space.id)} />
       ${error && html`<p class="error" role="alert">${error}</p>`}
@@ -290,6 +325,7 @@ export function SpaceDetail({ id, user }) {
         <dt>Readiness</dt><dd class="readiness">${detail ? readinessText(info.readiness) : "…"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>
         <dt>Created</dt><dd>${when(space.createdAt)}</dd>
       </dl>
+      <${Connect} space=${space} info=${info} user=${user} />
       ${info.consoleTail && info.consoleTail.length > 0 && html`
         <h2>Console (last lines)</h2>
         <pre class="tail">${info.consoleTail.join("\n")}</pre>`}

@@ -15,10 +15,10 @@ export function TemplatesPage({ user }) {
       ${error && html`<p class="error">${error}</p>`}
       ${list === null ? html`<p class="loading">Loading…</p>` : list.length === 0 ? html`<p>No templates yet.</p>` : html`
         <table>
-          <thead><tr><th>Name</th><th>Revision</th><th>Display</th><th>Console</th><th>Changed</th></tr></thead>
+          <thead><tr><th>Name</th><th>Description</th><th>Network</th><th>Revision</th><th>Display</th><th>Console</th><th>Changed</th></tr></thead>
           <tbody>${list.map((t) => html`
             <tr data-template=${t.name}><td><a href="#/templates/${encodeURIComponent(t.name)}">${t.name}</a></td>
-              <td>${t.revision}</td><td>${t.display ? "yes" : "no"}</td><td>${t.console ? "yes" : "no"}</td>
+              <td>${t.description || ""}</td><td>${t.network || ""}</td><td>${t.revision}</td><td>${t.display ? "yes" : "no"}</td><td>${t.console ? "yes" : "no"}</td>
               <td>${when(t.updatedAt)}</td></tr>`)}</tbody>
         </table>`}
     </section>`;
@@ -77,7 +77,7 @@ export function TemplateEditor({ name, user }) {
   const [message, setMessage] = useState({ kind: "", text: "" });
   useEffect(() => {
     if (isNew) { setText("name: ${{ .user.username }}-${{ .space.name }}\nimage: debian-12\nmemory: 2G\ncpus: 2\nnetwork:\n  mode: nat\n  bridge: default\ndisplay: true\nconsole: true\n"); return; }
-    api.get(`/templates/${encodeURIComponent(name)}`).then((t) => { setTmpl(t); setText(t.yaml); },
+    api.get(`/templates/${encodeURIComponent(name)}`).then((t) => { setTmpl(t); setText(t.yaml || ""); },
       (e) => setMessage({ kind: "error", text: e.message }));
   }, [name]);
 
@@ -111,6 +111,19 @@ export function TemplateEditor({ name, user }) {
     if ((e.ctrlKey || e.metaKey) && e.key === "s" && admin) { e.preventDefault(); save(); }
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); validate(); }
   };
+  // Not an admin nor its author: what the template offers, not its YAML (it may hold secrets).
+  if (tmpl && !tmpl.readable) return html`
+    <section class="template summary">
+      <div class="bar"><h1>${name}</h1><span>revision ${tmpl.revision}</span></div>
+      ${tmpl.description && html`<p class="description">${tmpl.description}</p>`}
+      <dl class="facts">
+        <dt>Network</dt><dd>${tmpl.network}</dd>
+        <dt>VM Display</dt><dd>${tmpl.display ? "yes" : "no"}</dd>
+        <dt>VM Console</dt><dd>${tmpl.console ? "yes" : "no"}</dd>
+        <dt>Ports</dt><dd>${(tmpl.ports || []).map((p) => p.name ? `${p.port} (${p.name})` : `${p.port}`).join(", ") || "—"}</dd>
+      </dl>
+      <p class="hint">The template's YAML is for admins and its author: environment values and cloudInit may hold secrets.</p>
+    </section>`;
   return html`
     <section class="template" onKeyDown=${onKey}>
       <div class="bar"><h1>${isNew ? "New template" : name}</h1>

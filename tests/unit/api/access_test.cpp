@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <set>
 
 #include <arpa/inet.h>
@@ -115,6 +117,51 @@ class EchoService {
   std::vector<std::thread> connections_;
 };
 
+// A shell that answers "echo:" and what it got, and "size:COLSxROWS" for each size it is given
+// (the first one at open), so a test sees both directions and every resize.
+class EchoTerminal final : public util::TerminalStream {
+ public:
+  EchoTerminal(unsigned cols, unsigned rows) { say("size:" + size(cols, rows)); }
+  std::string read(std::chrono::milliseconds timeout, std::size_t max) override {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, timeout, [&] { return !out_.empty() || closed_ || woken_; });
+    woken_ = false;
+    auto got = out_.substr(0, max);
+    out_.erase(0, got.size());
+    return got;
+  }
+  void write(std::string_view data) override { say("echo:" + std::string(data)); }
+  bool eof() const override {
+    std::lock_guard lock(mutex_);
+    return closed_ && out_.empty();
+  }
+  void close() override {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  void resize(unsigned cols, unsigned rows) override { say("size:" + size(cols, rows)); }
+  void interrupt() override {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  static std::string size(unsigned cols, unsigned rows) {
+    return std::to_string(cols) + "x" + std::to_string(rows);
+  }
+  void say(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    out_ += text;
+    changed_.notify_all();
+  }
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string out_;
+  bool closed_ = false, woken_ = false;
+};
+
 // The API's way to a space's console, display and ports, through the fakes above.
 class HostAccess final : public engine::SpaceAccess {
  public:
@@ -132,6 +179,12 @@ class HostAccess final : public engine::SpaceAccess {
   int open_display(const std::string& space_id) override {
     return host_.open_graphics(space_id, 0, true);
   }
+  std::unique_ptr<util::TerminalStream> open_terminal(const std::string&, unsigned cols,
+                                                      unsigned rows) override {
+    ++terminals;
+    return std::make_unique<EchoTerminal>(cols, rows);
+  }
+  std::atomic<int> terminals{0};
 
  private:
   DisplayHost& host_;
@@ -233,7 +286,7 @@ std::string path_for(const std::string& pattern, const std::string& space,
 
 bool is_websocket(const Route& route) {
   return route.access == Access::Console || route.access == Access::Vnc ||
-         route.access == Access::Tunnel;
+         route.access == Access::Tunnel || route.access == Access::Terminal;
 }
 
 TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
@@ -291,6 +344,7 @@ TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
         case Access::Console:
         case Access::Vnc:
         case Access::Tunnel:
+        case Access::Terminal:
           if (s == 1) want = Want::Refused404;
           if (s == 2) want = Want::Refused403;
           break;
@@ -403,6 +457,39 @@ TEST_F(AccessTest, TheVncBridgeCarriesBytesBothWays) {
   std::size_t xs = 0;
   for (char c : all) xs += c == 'x';
   EXPECT_EQ(xs, big.size());
+}
+
+// ---- the browser terminal (ctest -R terminal) ------------------------------------------------
+
+using terminal = AccessTest;
+
+// Typed bytes reach the shell and its output comes back; the size in the query is the shell's
+// first, and a resize frame reaches it; each tab is a shell of its own.
+TEST_F(terminal, TypingAndResizingReachTheShellAndEachTabHasItsOwn) {
+  const auto path = "/api/v1/spaces/" + granted_space_ + "/terminal";
+  WsClient first(port(), path + "?cols=120&rows=40", {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(first.status(), 101) << first.body();
+  EXPECT_EQ(first.receive_until("size:120x40"), "size:120x40");
+  first.send(std::string(1, '\0') + "id -un\r");
+  EXPECT_EQ(first.receive_until("id -un\r"), "echo:id -un\r");
+  first.send(std::string(1, '\1') + R"({"cols":90,"rows":33})");
+  EXPECT_EQ(first.receive_until("size:90x33"), "size:90x33");
+  first.send(std::string(1, '\1') + "not json");  // ignored, the session goes on
+  first.send(std::string(1, '\0') + "x");
+  EXPECT_EQ(first.receive_until("echo:x"), "echo:x");
+
+  WsClient second(port(), path, {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(second.status(), 101) << second.body();
+  EXPECT_EQ(second.receive_until("size:80x24"), "size:80x24");  // the default size
+  EXPECT_EQ(access_.terminals.load(), 2);
+}
+
+TEST_F(terminal, ASizeThatIsNotANumberIsRefusedBeforeTheUpgrade) {
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/terminal?cols=-1",
+              {"Authorization: Bearer " + granted_.token});
+  EXPECT_EQ(ws.status(), 400);
+  EXPECT_NE(ws.body().find("cols must be a number"), std::string::npos) << ws.body();
+  EXPECT_EQ(access_.terminals.load(), 0);
 }
 
 // ---- the tunnel (ctest -R tunnel) ------------------------------------------------------------

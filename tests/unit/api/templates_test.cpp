@@ -81,7 +81,9 @@ TEST_F(TemplatesTest, CreateShowUpdateDelete) {
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0]["name"], "dev");
   EXPECT_FALSE(list[0].contains("yaml"));
-  EXPECT_EQ(client_.get("/api/v1/templates/dev", bob).parsed()["yaml"], bridged_template());
+  // Not an admin nor the author: the summary, not the YAML (security_templates below).
+  EXPECT_FALSE(client_.get("/api/v1/templates/dev", bob).parsed().contains("yaml"));
+  EXPECT_EQ(client_.get("/api/v1/templates/dev", admin).parsed()["yaml"], bridged_template());
 
   const auto changed = bridged_template() + "environment:\n  - A=1\n";
   r = client_.request("PUT", "/api/v1/templates/dev", admin, json{{"yaml", changed}}.dump());
@@ -106,6 +108,39 @@ TEST_F(TemplatesTest, CreateShowUpdateDelete) {
   stack_.wait_operation(r.parsed()["operation"]["id"], bob);
   EXPECT_EQ(client_.request("DELETE", "/api/v1/templates/dev", admin).status, 204);
   EXPECT_EQ(client_.get("/api/v1/templates/dev", bob).status, 404);
+}
+
+// Environment values and cloudInit may hold secrets: a user sees what a template offers (its
+// description, network, switches, ports), never its YAML; admins and its author do, also once
+// the author is no longer an admin.
+TEST(security_templates, OnlyAdminsAndTheAuthorReadATemplatesYaml) {
+  ApiStack stack;
+  HttpClient client(stack.port());
+  const std::string secret = "DB_PASSWORD=hunter2-" + unique("s");
+  const auto yaml = "description: a small Debian box\n" + bridged_template() +
+                    "environment:\n  - " + secret + "\nports: [8000, {port: 3000, name: web}]\n";
+  const auto author = stack.make_user(unique("author"), true);
+  auto r = client.post("/api/v1/templates", author, {{"name", "secretive"}, {"yaml", yaml}});
+  ASSERT_EQ(r.status, 201) << r.body;
+
+  const auto bob = stack.make_user(unique("bob"));
+  r = client.get("/api/v1/templates/secretive", bob);
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.find("hunter2"), std::string::npos) << r.body;
+  EXPECT_EQ(r.parsed()["readable"], false);
+  EXPECT_EQ(r.parsed()["description"], "a small Debian box");
+  EXPECT_EQ(r.parsed()["network"], "bridged");
+  EXPECT_EQ(r.parsed()["ports"], json::parse(R"([{"port":8000},{"port":3000,"name":"web"}])"));
+  EXPECT_EQ(client.get("/api/v1/templates", bob).body.find("hunter2"), std::string::npos);
+
+  // The author, demoted, still reads it; another admin does too.
+  const auto author_name = client.get("/api/v1/whoami", author).parsed()["username"];
+  const auto author_id = stack.store().users().find_by_username(author_name.get<std::string>())->id;
+  stack.store().users().set_permissions(author_id, {});
+  r = client.get("/api/v1/templates/secretive", author);
+  EXPECT_EQ(r.parsed()["yaml"], yaml);
+  EXPECT_EQ(r.parsed()["readable"], true);
+  EXPECT_EQ(client.get("/api/v1/templates/secretive", stack.admin_token()).parsed()["yaml"], yaml);
 }
 
 }  // namespace

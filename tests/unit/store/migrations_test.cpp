@@ -44,7 +44,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 8);
+  EXPECT_EQ(latest_schema_version(), 9);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -167,6 +167,16 @@ INSERT INTO events (seq, time, kind, space_id, payload)
   s.spaces().set_applied("s-1", 3, R"({"size":"0123456789abcdef"})");
   EXPECT_EQ(s.spaces().get("s-1")->applied_parts, R"({"size":"0123456789abcdef"})");
   EXPECT_EQ(s.spaces().get("s-1")->applied_template_revision, 3);
+
+  // v9: no terminal key, author or quota on old rows; each can be set.
+  EXPECT_EQ(s.spaces().get("s-1")->terminal_key, "");
+  s.spaces().set_terminal_key("s-1", "-----BEGIN OPENSSH PRIVATE KEY-----", "ssh-ed25519 AAAA t");
+  EXPECT_EQ(s.spaces().get("s-1")->terminal_key_public, "ssh-ed25519 AAAA t");
+  EXPECT_EQ(s.templates().get(5)->author_id, std::nullopt);
+  EXPECT_EQ(s.templates().create("mine", "name: mine", 7).author_id, 7);
+  EXPECT_EQ(s.users().get(7)->quota, Quota{});
+  s.users().set_quota(7, {.spaces = 3, .cpus = std::nullopt, .memory = 8LL << 30, .disk = -1});
+  EXPECT_EQ(s.users().get(7)->quota, (Quota{3, std::nullopt, 8LL << 30, -1}));
 }
 
 TEST_F(MigrationTest, MigratedAndFreshSchemasAreTheSame) {
