@@ -125,7 +125,11 @@ Response Api::handle(Request& request) {
     if (match.route->access == Access::Admin) require_admin(caller);
     return match.route->handler(caller, request);
   } catch (const HttpError& e) {
-    return error_response(e.status(), e.what(), e.extra());
+    auto response = error_response(e.status(), e.what(), e.extra());
+    // A 429 says when to come back, in the header clients and proxies read.
+    if (e.extra().is_object() && e.extra().contains("retryAfter"))
+      response.headers.emplace_back("Retry-After", e.extra()["retryAfter"].dump());
+    return response;
   } catch (const engine::EngineError& e) {
     return error_response(status_of(e.kind()), e.what());
   } catch (const store::NotFoundError& e) {

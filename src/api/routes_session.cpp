@@ -25,7 +25,7 @@ void Api::add_session_routes() {
         const auto body = object_body(request);
         const auto username = required_string(body, "username");
         const auto password = required_string(body, "password");
-        auto login = sessions_.login(username, password, request.remote);
+        auto login = sessions_.login(username, password, request);
         auto response = Response::json(200, session_body(login.user, login.csrf));
         response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie, request));
         response.headers.emplace_back("Cache-Control", "no-store");

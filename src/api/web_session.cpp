@@ -18,8 +18,17 @@ std::string host_of(const std::string& remote) {
   return colon == std::string::npos ? remote : remote.substr(0, colon);
 }
 
-// argon2id takes 64 MiB a verification: at most two at a time, whatever the worker count.
+// argon2id takes 64 MiB a verification: at most two at a time, whatever the worker count. A
+// login that finds both taken is answered 429 at once rather than holding a worker.
 std::counting_semaphore<2> verifications{2};
+
+// Longer than any username can be (routes_users: 32): refused before any bookkeeping.
+constexpr std::size_t kLongestUsername = 32;
+
+[[noreturn]] void retry_after(std::int64_t seconds, const std::string& why) {
+  throw HttpError(429, why + ": try again in " + std::to_string(seconds) + " s",
+                  {{"retryAfter", seconds}});
+}
 
 constexpr std::int64_t kForgetAfterMs = 24LL * 3600 * 1000;
 
@@ -63,25 +72,23 @@ void WebSessions::failed(const std::string& key, std::int64_t now) {
 }
 
 SessionLogin WebSessions::login(std::string_view username, std::string_view password,
-                                const std::string& remote_address) {
-  const auto user_key = "user:" + util::to_lower(std::string(username));
-  const auto address_key = "address:" + host_of(remote_address);
+                                const Request& request) {
+  if (username.size() > kLongestUsername) throw HttpError(401, "wrong username or password");
+  const auto address = client_address(request, options_.trusted_proxies);
+  const auto address_key = "address:" + address;
+  const auto user_key = "user:" + util::to_lower(std::string(username)) + "@" + address;
   {
     std::lock_guard lock(mutex_);
     const auto now = store_.clock().now_unix_ms();
     if (failures_.size() > 10'000)  // old entries go; a flood cannot grow the map for ever
       std::erase_if(failures_, [&](const auto& e) { return now - e.second.last > kForgetAfterMs; });
     const auto wait = std::max(locked_for(user_key, now), locked_for(address_key, now));
-    if (wait > 0) {
-      nlohmann::json extra = {{"retryAfter", wait}};
-      throw HttpError(429, "too many failed logins: try again in " + std::to_string(wait) + " s",
-                      extra);
-    }
+    if (wait > 0) retry_after(wait, "too many failed logins");
   }
   auto user = store_.users().find_by_username(username);
   const bool has_password = user && !user->password_hash.empty();
   // An unknown user costs the same argon2id verification as a known one.
-  verifications.acquire();
+  if (!verifications.try_acquire()) retry_after(1, "the server is checking other logins");
   bool ok = false;
   try {
     ok =
@@ -124,6 +131,26 @@ std::optional<WebSessions::Found> WebSessions::find(const Request& request) {
 void WebSessions::logout(const Request& request) {
   const auto cookie = cookie_value(request.header("cookie"), kSessionCookie);
   if (!cookie.empty()) store_.sessions().remove_by_hash(token_hash(cookie));
+}
+
+std::string client_address(const Request& request,
+                           const std::vector<spec::Ipv4Network>& trusted_proxies) {
+  const auto trusted = [&](const std::string& text) {
+    const auto ip = spec::Ipv4Address::parse(text);
+    return ip && std::any_of(trusted_proxies.begin(), trusted_proxies.end(),
+                             [&](const auto& net) { return net.contains(*ip); });
+  };
+  auto address = host_of(request.remote);
+  if (!trusted(address)) return address;
+  // Each proxy appends the address it saw: from the right, the first that is not a proxy.
+  const auto hops = util::split(request.header("x-forwarded-for"), ',');
+  for (auto it = hops.rbegin(); it != hops.rend(); ++it) {
+    const auto hop = std::string(util::trim(*it));
+    if (hop.empty()) continue;
+    if (!trusted(hop)) return hop.size() <= 45 ? hop : address;  // no address is longer
+    address = hop;
+  }
+  return address;
 }
 
 bool served_over_https(const Request& request) {

@@ -10,8 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/http.hpp"
+#include "spec/ipv4.hpp"
 #include "store/store.hpp"
 
 namespace bowline::api {
@@ -24,12 +26,22 @@ struct SessionOptions {
   // The cookie's Secure attribute: always (true), never (false), or (nullopt) when the
   // browser reached us over HTTPS, which a TLS front end reports (served_over_https).
   std::optional<bool> secure_cookie;
-  // Failed logins per username and per client address before further attempts are refused
-  // for a while (the pause doubles with each further failure, up to `max_lockout`).
+  // Failed logins per client address, and per username from one address, before further
+  // attempts from there are refused for a while (the pause doubles with each further failure,
+  // up to `max_lockout`). A username is never locked for every address: a guesser elsewhere
+  // cannot lock its owner out.
   int free_failures = 5;
   std::chrono::milliseconds first_lockout{std::chrono::seconds(1)};
   std::chrono::milliseconds max_lockout{std::chrono::minutes(15)};
+  // Peers whose X-Forwarded-For is believed (reverse proxies, server.trusted_proxies); from
+  // anyone else the header is ignored, so a client cannot pose as another address.
+  std::vector<spec::Ipv4Network> trusted_proxies;
 };
+
+// The address a login is counted against: the peer's, or, when the peer is a trusted proxy,
+// the last address in X-Forwarded-For that is not one (the one the proxies saw).
+std::string client_address(const Request& request,
+                           const std::vector<spec::Ipv4Network>& trusted_proxies);
 
 // The value of cookie `name` in a Cookie header; "" when absent.
 std::string cookie_value(std::string_view cookie_header, std::string_view name);
@@ -54,9 +66,10 @@ class WebSessions {
   WebSessions(store::Store& store, SessionOptions options);
 
   // Checks the password; HttpError 401 (one message for every wrong username or password) or
-  // 429 with Retry-After while the username or address is locked out.
-  SessionLogin login(std::string_view username, std::string_view password,
-                     const std::string& remote_address);
+  // 429 with Retry-After while the address, or the username from that address, is locked out,
+  // and while every password-hashing slot is taken (the request does not wait for one).
+  // `request` gives the client's address (client_address).
+  SessionLogin login(std::string_view username, std::string_view password, const Request& request);
   // The session of the request's cookie with its user; nullopt without a live one.
   struct Found {
     store::User user;

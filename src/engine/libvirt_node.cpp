@@ -143,19 +143,33 @@ std::string LibvirtNode::resolve_image(const spec::Spec& spec, const Progress& p
   });
 }
 
+// A space's files are its owner's data (the disk), its secrets (the seed: host key, password
+// hash) and its firmware state: no other local account may read them. The directory only lets
+// QEMU's user through to the files libvirt hands it at start (0711: no listing); each file is
+// 0600 (libvirt's dynamic ownership gives it to the QEMU user while the domain runs; the
+// console log may hold what was typed on the console). Applied at
+// every start, so a space made by an older bowline is tightened too.
+static void tighten_space_files(const plan::Plan& plan) {
+  std::error_code ec;
+  fs::permissions(plan.space_dir,
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::replace, ec);
+  for (const auto& file :
+       {plan.system_disk.path, plan.seed_iso, plan.firmware.nvram, plan.console_log})
+    if (!file.empty() && fs::exists(file, ec))
+      fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write,
+                      fs::perm_options::replace, ec);
+}
+
 void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
                                const spec::Spec& spec) {
   std::error_code ec;
-  if (!fs::exists(plan.space_dir, ec)) {
-    fs::create_directories(plan.space_dir);
-    fs::permissions(plan.space_dir, fs::perms::owner_all | fs::perms::group_read |
-                                        fs::perms::group_exec | fs::perms::others_read |
-                                        fs::perms::others_exec);
-  }
+  if (!fs::exists(plan.space_dir, ec)) fs::create_directories(plan.space_dir);
   if (!fs::exists(plan.system_disk.path, ec))
     disks_.create_overlay(base, plan.system_disk.path, spec.disk_bytes);
   else if (spec.disk_bytes)
     disks_.grow(plan.system_disk.path, *spec.disk_bytes);
+  tighten_space_files(plan);
 }
 
 void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
@@ -201,6 +215,7 @@ Applied LibvirtNode::apply(const NodeSpace& s, const Progress& progress, bool ru
   progress.applied();
   progress.step("starting", 95);
   start_domain(plan);
+  tighten_space_files(plan);  // the NVRAM libvirt made from its template at the first start
   return {{MachineState::Running, ""}, true};
 }
 

@@ -1,4 +1,5 @@
 #include "kubevirt/curl_client.hpp"
+#include "kubevirt/ws_stream.hpp"
 #include "util/curl.hpp"
 
 #include <curl/curl.h>
@@ -16,6 +17,29 @@ void set_blob(CURL* handle, CURLoption option, const std::string& pem) {
 }
 
 }  // namespace
+
+void set_trust_and_identity(CURL* h, const Connection& c) {
+  // Trust.
+  if (!c.ca_pem.empty()) set_blob(h, CURLOPT_CAINFO_BLOB, c.ca_pem);
+  if (!c.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, c.ca_file.c_str());
+  if (c.insecure_skip_tls_verify) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  // Identity.
+  if (!c.client_cert_pem.empty()) {
+    set_blob(h, CURLOPT_SSLCERT_BLOB, c.client_cert_pem);
+    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+  } else if (!c.client_cert_file.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLCERT, c.client_cert_file.c_str());
+  }
+  if (!c.client_key_pem.empty()) {
+    set_blob(h, CURLOPT_SSLKEY_BLOB, c.client_key_pem);
+    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+  } else if (!c.client_key_file.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLKEY, c.client_key_file.c_str());
+  }
+}
 
 CurlKubeClient::CurlKubeClient(Connection connection, std::chrono::seconds timeout)
     : c_(std::move(connection)), timeout_(timeout) {}
@@ -53,26 +77,7 @@ HttpResponse CurlKubeClient::send(const std::string& method, const std::string& 
   util::CurlList headers(raw);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
 
-  // Trust.
-  if (!c_.ca_pem.empty()) set_blob(h, CURLOPT_CAINFO_BLOB, c_.ca_pem);
-  if (!c_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, c_.ca_file.c_str());
-  if (c_.insecure_skip_tls_verify) {
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  // Identity.
-  if (!c_.client_cert_pem.empty()) {
-    set_blob(h, CURLOPT_SSLCERT_BLOB, c_.client_cert_pem);
-    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-  } else if (!c_.client_cert_file.empty()) {
-    curl_easy_setopt(h, CURLOPT_SSLCERT, c_.client_cert_file.c_str());
-  }
-  if (!c_.client_key_pem.empty()) {
-    set_blob(h, CURLOPT_SSLKEY_BLOB, c_.client_key_pem);
-    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-  } else if (!c_.client_key_file.empty()) {
-    curl_easy_setopt(h, CURLOPT_SSLKEY, c_.client_key_file.c_str());
-  }
+  set_trust_and_identity(h, c_);
 
   HttpResponse response;
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, util::curl_append);
@@ -86,6 +91,10 @@ HttpResponse CurlKubeClient::send(const std::string& method, const std::string& 
                          (error[0] ? std::string(error) : curl_easy_strerror(code)));
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
+}
+
+int CurlKubeClient::open_stream(const std::string& target, const std::string& subprotocol) {
+  return open_websocket_stream(c_, target, subprotocol, std::chrono::seconds(10));
 }
 
 }  // namespace bowline::kubevirt

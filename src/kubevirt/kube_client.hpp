@@ -28,6 +28,14 @@ class KubeClient {
   // An empty body sends none. Throws TransportError.
   virtual HttpResponse send(const std::string& method, const std::string& target,
                             const std::string& content_type, const std::string& body) = 0;
+  // A streaming subresource (KubeVirt's portforward) as a WebSocket with `subprotocol`, handed
+  // over as a connected socket for the caller to own and close: what is written to it goes to
+  // the server in binary frames, what the server sends can be read from it. Throws
+  // TransportError when the server cannot be reached or refuses the upgrade.
+  virtual int open_stream(const std::string& target, const std::string& subprotocol) {
+    (void)subprotocol;
+    throw TransportError("this Kubernetes client cannot open " + target + " as a stream");
+  }
 };
 
 }  // namespace bowline::kubevirt

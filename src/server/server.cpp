@@ -197,6 +197,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
 
     api::ApiOptions api_options;
     api_options.sessions.secure_cookie = settings.secure_cookies;
+    api_options.sessions.trusted_proxies = settings.trusted_proxies;
     api_options.log = [&err, mutex = std::make_shared<std::mutex>()](const std::string& line) {
       std::lock_guard lock(*mutex);
       err << line << "\n" << std::flush;

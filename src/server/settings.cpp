@@ -66,6 +66,9 @@ const std::vector<SettingKey>& setting_keys() {
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
       {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
        "the session cookie's Secure flag: auto (when the browser came over HTTPS), true, false"},
+      {"server.trusted_proxies", "--trusted-proxies", "BOWLINE_TRUSTED_PROXIES",
+       "reverse proxies (IPv4 CIDRs, comma-separated) whose X-Forwarded-For names the client "
+       "that login limits count; empty: the header is never believed"},
       {"server.kubevirt.name", "--kubevirt-node", "BOWLINE_KUBEVIRT_NAME",
        "a KubeVirt cluster as a second node of this name (empty: none)"},
       {"server.kubevirt.kubeconfig", "--kubevirt-kubeconfig", "BOWLINE_KUBEVIRT_KUBECONFIG",
@@ -319,6 +322,19 @@ void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
   s.resolvers = std::move(list);
 }
 
+void set_trusted_proxies(ServerSettings& s, const Raw& r, const fs::path&) {
+  s.trusted_proxies.clear();
+  for (const auto& item : r.items)
+    for (const auto& part : split_list(item)) {
+      auto net = spec::Ipv4Network::parse(part);
+      if (!net && spec::Ipv4Address::parse(part)) net = spec::Ipv4Network::parse(part + "/32");
+      if (!net)
+        throw SettingsError("server.trusted_proxies (" + r.where() + "): \"" + part +
+                            "\" is not an IPv4 network (e.g. 10.0.0.0/8) or address");
+      s.trusted_proxies.push_back(*net);
+    }
+}
+
 void set_external_ports(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto text = util::trim(r.text("server.external_ports"));
   const auto dash = text.find('-');
@@ -407,6 +423,7 @@ const std::map<std::string, Setter>& setters() {
       {"server.external_ports", set_external_ports},
       {"server.web_root", set_path<&ServerSettings::web_root>},
       {"server.secure_cookies", set_secure_cookies},
+      {"server.trusted_proxies", set_trusted_proxies},
       {"server.kubevirt.name", set_kubevirt_name},
       {"server.kubevirt.kubeconfig", set_path<&ServerSettings::kubevirt_kubeconfig>},
       {"server.kubevirt.context",
@@ -449,6 +466,8 @@ std::string describe_settings(const ServerSettings& s) {
   for (auto c : s.dedicated_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
   std::string resolvers;
   for (const auto& r : s.resolvers) resolvers += (resolvers.empty() ? "" : ",") + r;
+  std::string proxies;
+  for (const auto& p : s.trusted_proxies) proxies += (proxies.empty() ? "" : ",") + p.to_string();
   const std::map<std::string, std::string> values{
       {"server.listen", s.listen},
       {"server.data_dir", s.data_dir.string()},
@@ -466,6 +485,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.web_root", s.web_root.string()},
       {"server.secure_cookies",
        s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},
+      {"server.trusted_proxies", proxies.empty() ? std::string("(none)") : proxies},
       {"server.kubevirt.name", s.kubevirt_name},
       {"server.kubevirt.kubeconfig", s.kubevirt_kubeconfig.empty()
                                          ? std::string("($KUBECONFIG, else ~/.kube/config)")

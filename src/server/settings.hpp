@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/kvm_probe.hpp"
+#include "spec/ipv4.hpp"
 
 namespace bowline::server {
 
@@ -62,6 +63,8 @@ struct ServerSettings {
   // The session cookie's Secure flag; nullopt: when the browser came over HTTPS (through a
   // TLS front end: bowline itself serves plain HTTP).
   std::optional<bool> secure_cookies;
+  // Reverse proxies whose X-Forwarded-For is believed for login limits; empty: none.
+  std::vector<spec::Ipv4Network> trusted_proxies;
   // A KubeVirt cluster as a second node (docs/kubevirt.md); an empty name: none.
   std::string kubevirt_name;
   std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config

@@ -9,7 +9,15 @@
 #     template's; the environment variable is set in a login shell; the runcmd ran;
 #   - the QEMU guest agent answers guest-ping (pool claims rely on it);
 #   - pools (when the CLI has them): a pre-booted member claimed for the user lets the user in
-#     with their key, without a reboot.
+#     with their key, without a reboot;
+#   - through the server (ctest -R 'tunnel|ssh|forward' names this suite's tunnel checks): a
+#     client in a network namespace that reaches only the server's address (a veth pair in
+#     198.51.100.0/24, no route to any guest network) runs `bowline ssh`, scp of 50 MB both ways,
+#     ssh-config then rsync to dev.bowline, `bowline forward`, and is refused port 9000, another
+#     user's space and port 22 without use-ssh; a replaced host key is refused; a delete closes
+#     an open tunnel.
+# Every ssh pins the host key bowline made (StrictHostKeyChecking yes): none is trusted on first
+# use.
 # Needs root, a running libvirtd (scripts/prepare-host), the packages of scripts/setup.
 # Everything it makes has a unique name (bwdeb-*) and is removed on exit, also on failure.
 # Prints the time of each phase and "N passed, M failed"; exit status 1 when a check failed.
@@ -104,14 +112,22 @@ net_isolated_create "$network" "$bridge" "$net3.$((base + 1))/28" "$net3.$((base
   "$net3.$((base + 14))" || abort "isolated network on $subnet/28"
 log "network $network on $subnet/28 (bridge $bridge)"
 
-# --- the real server: private data dir, its own images path, a free loopback port -------------
+# --- the client's machine: a network namespace that reaches the server's address and nothing
+# else (no route to any guest network), so whatever it reaches of a guest went through the server
+client_subnet=$(net_free_subnet 30) || abort "no free /30 in 198.51.100.0/24 for the client"
+client_ns=bwcl$tag
+net_client_netns "$client_ns" "$client_subnet" || abort "the client's namespace on $client_subnet/30"
+server_ip=$NET_HOST_IP
+log "client namespace $client_ns at $NET_CLIENT_IP; the server listens on $server_ip"
+
+# --- the real server: private data dir, its own images path, a free port on the client's link --
 resolver=$net3.$((base + 1)) # what bridged guests are told to use (the test checks the config)
-"$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$images" \
+"$bowline" server --listen "$server_ip:0" --data-dir "$work/data" --images-path "$images" \
   --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" >"$work/server.log" 2>&1 &
 server_pid=$!
 url=""
 for _ in $(seq 300); do
-  url=$(grep -oE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | head -n 1 | cut -d' ' -f3)
+  url=$(grep -oE "listening on https?://${server_ip//./\\.}:[0-9]+" "$work/server.log" | head -n 1 | cut -d' ' -f3)
   [ -n "$url" ] && break
   kill -0 "$server_pid" 2>/dev/null || break
   sleep 0.1
@@ -123,6 +139,12 @@ export HOME=$work/home BOWLINE_SERVER=$url
 mkdir -p "$HOME"
 as_admin() { BOWLINE_TOKEN=$admin_token "$bowline" "$@"; }
 as_user() { BOWLINE_TOKEN=$user_token "$bowline" "$@"; }
+# COMMAND... on the client's machine, as the user, with a home of its own
+client_home=$work/client
+mkdir -p "$client_home/.ssh" && chmod 700 "$client_home/.ssh"
+in_client() {
+  ip netns exec "$client_ns" env HOME="$client_home" BOWLINE_SERVER="$url" BOWLINE_TOKEN="$user_token" "$@"
+}
 
 # --- a user with an SSH key -------------------------------------------------------------------
 user=dana
@@ -195,8 +217,15 @@ check "the domain carries the template's name ($domain)" [ "$domain" = "$prefix-
 [ -n "$address" ] || abort "space info shows no address: $info"
 check "the address ($address) is on the test network" grep -q "^$net3\." <<<"$address"
 
-ssh_opts=(-i "$work/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
-  -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=20 -o BindInterface="$bridge")
+# The host's own checks reach the guest straight, with the host key bowline made for it pinned
+# before the first connection (known-hosts, from the server): no key is trusted on first use.
+as_user known-hosts dev.bowline >"$work/known_dev" || abort "known-hosts dev.bowline"
+pin_opts() { # KNOWN_HOSTS ALIAS: options that accept only the key in KNOWN_HOSTS under ALIAS
+  echo -i "$work/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=yes \
+    -o UserKnownHostsFile="$1" -o HostKeyAlias="$2" -o LogLevel=ERROR -o ConnectTimeout=20 \
+    -o BindInterface="$bridge"
+}
+read -ra ssh_opts <<<"$(pin_opts "$work/known_dev" dev.bowline)"
 guest() { ssh "${ssh_opts[@]}" "$user@$address" "$@"; }
 # sshd is up before cloud-init's last stage; a retry covers a slow first key exchange
 for _ in 1 2 3; do guest true 2>"$work/ssh.err" && break; sleep 2; done
@@ -229,59 +258,105 @@ agent_ping() {
 }
 check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
 
-# --- TUNNEL: ssh, scp and port forwards through the server, with the pinned host key ------------
+# --- TUNNEL: ssh, scp, rsync and port forwards from the client's machine, through the server ---
 # Every ssh below has StrictHostKeyChecking yes and no known host but bowline's. (OpenSSH reads
 # ~/.ssh of the passwd entry, not $HOME: the config bowline writes is passed with -F.)
-mkdir -p "$HOME/.ssh" && chmod 700 "$HOME/.ssh"
-key_opts=(-i "$work/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=30)
+check "tunnel: the client has no route to the guest ($address:22)" \
+  bash -c "! ip netns exec '$client_ns' timeout 5 bash -c 'exec 3<>/dev/tcp/$address/22' 2>/dev/null"
+cp "$work/id_ed25519" "$client_home/.ssh/id_ed25519" && chmod 600 "$client_home/.ssh/id_ed25519"
+key_opts=(-i "$client_home/.ssh/id_ed25519" -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=30)
 bssh_batch=(-- "${key_opts[@]}")
 check "tunnel/ssh: bowline ssh dev runs hostname on the first connection, key pinned" \
-  [ "$(as_user ssh dev "${bssh_batch[@]}" hostname 2>"$work/bssh.err")" = "$hostname" ]
+  [ "$(in_client "$bowline" ssh dev "${bssh_batch[@]}" hostname 2>"$work/bssh.err")" = "$hostname" ]
 [ -s "$work/bssh.err" ] && sed 's/^/  bowline ssh: /' "$work/bssh.err"
 pinned=$(as_user known-hosts dev.bowline | ssh-keygen -lf - | awk '{ print $2 }')
 actual=$(guest "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" 2>>"$work/ssh.err" | awk '{ print $2 }')
 check "tunnel/ssh: the guest's host key is the one the server made ($pinned)" \
   [ -n "$pinned" ] && [ "$pinned" = "$actual" ]
-head -c 20000000 /dev/urandom >"$work/up.bin"
+head -c 50000000 /dev/urandom >"$work/up.bin"
+config=$client_home/.ssh/config
 # ssh runs ssh-config's ProxyCommand and KnownHostsCommand with its environment: the token.
-check "tunnel/scp: 20 MB up through the tunnel, checksums equal" bash -c "
-  export BOWLINE_TOKEN=$user_token
-  '$bowline' ssh-config --write >/dev/null &&
-  scp -q -F '$HOME/.ssh/config' ${key_opts[*]} '$work/up.bin' dev.bowline:up.bin &&
-  [ \"\$(ssh -F '$HOME/.ssh/config' ${key_opts[*]} dev.bowline sha256sum up.bin | cut -d' ' -f1)\" = \"\$(sha256sum '$work/up.bin' | cut -d' ' -f1)\" ]" 2>>"$work/bssh.err"
-check "tunnel/scp: 20 MB down through the tunnel, checksums equal" bash -c "
-  export BOWLINE_TOKEN=$user_token
-  scp -q -F '$HOME/.ssh/config' ${key_opts[*]} dev.bowline:up.bin '$work/down.bin' &&
+check "tunnel/ssh-config --write: a Host *.bowline block, once" bash -c "
+  ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' '$bowline' ssh-config --write >/dev/null &&
+  ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' '$bowline' ssh-config --write >/dev/null &&
+  [ \"\$(grep -c '^# >>> bowline' '$config')\" = 1 ]"
+t=$(now)
+check "tunnel/scp: 50 MB up through the tunnel, checksums equal" bash -c "
+  in() { ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' \"\$@\"; }
+  in scp -q -F '$config' ${key_opts[*]} '$work/up.bin' dev.bowline:up.bin &&
+  [ \"\$(in ssh -F '$config' ${key_opts[*]} dev.bowline sha256sum up.bin | cut -d' ' -f1)\" = \"\$(sha256sum '$work/up.bin' | cut -d' ' -f1)\" ]" 2>>"$work/bssh.err"
+log "scp up and checksum: $(since "$t") s"
+check "tunnel/scp: 50 MB down through the tunnel, checksums equal" bash -c "
+  ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' \
+    scp -q -F '$config' ${key_opts[*]} dev.bowline:up.bin '$work/down.bin' &&
   cmp -s '$work/up.bin' '$work/down.bin'" 2>>"$work/bssh.err"
-check "tunnel/ssh-config: the block is in ~/.ssh/config once" \
-  [ "$(grep -c '^# >>> bowline' "$HOME/.ssh/config")" = 1 ]
+mkdir -p "$work/tree/sub" && echo "one" >"$work/tree/a.txt" && head -c 300000 /dev/urandom >"$work/tree/sub/b.bin"
+check "tunnel/rsync: a directory to dev.bowline, with ssh-config's Host block and nothing else" bash -c "
+  in() { ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' \"\$@\"; }
+  in rsync -a -e 'ssh -F $config ${key_opts[*]}' '$work/tree/' dev.bowline:tree/ &&
+  [ \"\$(in ssh -F '$config' ${key_opts[*]} dev.bowline 'cd tree && sha256sum a.txt sub/b.bin')\" = \"\$(cd '$work/tree' && sha256sum a.txt sub/b.bin)\" ]" 2>>"$work/bssh.err"
+[ -s "$work/bssh.err" ] && sed 's/^/  ssh: /' "$work/bssh.err"
 # A unit of its own: nothing of it holds the ssh session open.
 guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && sudo -n systemd-run --quiet --unit bwdeb-www python3 -m http.server 8000 --directory /tmp/www" 2>>"$work/ssh.err"
 # Python starts slowly under emulation: wait until the guest's port answers inside the guest.
 guest "bash -c 'for i in \$(seq 1 90); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && exit 0; sleep 1; done; exit 1'" 2>>"$work/ssh.err" ||
   log "the guest's web server did not start: $(guest 'systemctl status bwdeb-www --no-pager' 2>&1 | tail -5)"
-# Any free local port (0): the first line it prints names it.
-BOWLINE_TOKEN=$user_token "$bowline" forward dev 0:8000 >"$work/forward.out" 2>&1 &
+in_client "$bowline" forward dev 18080:8000 >"$work/forward.out" 2>&1 &
 forward_pid=$!
-local_url=""
 got=""
 for _ in $(seq 1 30); do
-  local_url=$(head -n1 "$work/forward.out" | awk '{ print $1 }')
-  [ -n "$local_url" ] && got=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "/hello.txt", timeout=10).read().decode().strip())' "$local_url" 2>>"$work/forward.err") && break
+  got=$(in_client python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:18080/hello.txt", timeout=10).read().decode().strip())' 2>>"$work/forward.err") && break
   sleep 1
 done
-check "tunnel/forward: $local_url reaches the guest's port 8000" [ "$got" = "served from the guest" ]
+check "tunnel/forward: bowline forward dev 18080:8000 prints the local URL" grep -q "http://127.0.0.1:18080" "$work/forward.out"
+check "tunnel/forward: the client's 127.0.0.1:18080 reaches the guest's port 8000" [ "$got" = "served from the guest" ]
 [ "$got" = "served from the guest" ] || { sed 's/^/  forward: /' "$work/forward.out" "$work/forward.err"; tail -3 "$work/ssh.err"; }
 kill "$forward_pid" 2>/dev/null
-out=$(as_user tunnel dev 9000 </dev/null 2>&1)
-check "tunnel: port 9000 (not in ports:) is refused, naming the rule" \
+out=$(in_client "$bowline" tunnel dev 9000 </dev/null 2>&1)
+check "tunnel: port 9000 (not in ports:) is refused with 403, naming the rule" \
   grep -q "port 9000 is not one the space's template lists in ports: (8000)" <<<"$out"
-# A host key replaced inside the guest: bowline ssh refuses, naming both fingerprints.
-guest "sudo -n sh -c 'rm -f /etc/ssh/ssh_host_ed25519_key* && ssh-keygen -q -t ed25519 -N \"\" -f /etc/ssh/ssh_host_ed25519_key && systemctl restart ssh'" 2>>"$work/ssh.err"
-replaced=$(guest "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" 2>>"$work/ssh.err" | awk '{ print $2 }')
-out=$(as_user ssh dev "${bssh_batch[@]}" true 2>&1)
+# STATUS of a tunnel's upgrade from the client's machine with TOKEN
+upgrade_status() {
+  ip netns exec "$client_ns" python3 - "$url" "$1" "$2" <<'PY'
+import socket, sys, urllib.parse
+url, path, token = sys.argv[1:4]
+u = urllib.parse.urlsplit(url)
+s = socket.create_connection((u.hostname, u.port), timeout=10)
+s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+           "Authorization: Bearer %s\r\n\r\n" % (path, u.netloc, token)).encode())
+print(s.recv(64).decode(errors="replace").split(" ")[1])
+PY
+}
+space_id=$(field id "$info")
+out=$(as_admin user create eve --permission use-ssh) || fail "user create eve: $out"
+eve_token=$(sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p' <<<"$out")
+check "tunnel: another user (with use-ssh) gets 404 for $user's space" \
+  [ "$(upgrade_status "/api/v1/spaces/$space_id/tunnel/22" "$eve_token")" = 404 ]
+check "tunnel: the owner gets 101 for port 22" \
+  [ "$(upgrade_status "/api/v1/spaces/$space_id/tunnel/22" "$user_token")" = 101 ]
+permissions() { # PERMISSION...: the user's permissions, as an admin sets them (PATCH)
+  python3 -c 'import json, sys, urllib.request
+r = urllib.request.Request(sys.argv[1] + "/api/v1/users/" + sys.argv[2], method="PATCH",
+    data=json.dumps({"permissions": sys.argv[4:]}).encode(),
+    headers={"Authorization": "Bearer " + sys.argv[3], "Content-Type": "application/json"})
+urllib.request.urlopen(r, timeout=10)' "$url" "$user" "$admin_token" "$@"
+}
+permissions use-ports || fail "drop $user's use-ssh"
+check "tunnel: the owner without use-ssh gets 403 for port 22" \
+  [ "$(upgrade_status "/api/v1/spaces/$space_id/tunnel/22" "$user_token")" = 403 ]
+permissions use-ssh use-ports || fail "give $user use-ssh again"
+# A host key replaced inside the guest: bowline ssh refuses, naming both fingerprints. (The old
+# key is kept aside and put back afterwards through the guest agent: the pin then holds again.)
+replaced=$(guest "sudo -n sh -c 'cp -a /etc/ssh/ssh_host_ed25519_key /etc/ssh/ssh_host_ed25519_key.pub /root/ && rm -f /etc/ssh/ssh_host_ed25519_key* && ssh-keygen -q -t ed25519 -N \"\" -f /etc/ssh/ssh_host_ed25519_key && ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub && systemctl restart ssh'" 2>>"$work/ssh.err" | awk '{ print $2 }')
+out=$(in_client "$bowline" ssh dev "${bssh_batch[@]}" true 2>&1)
 check "tunnel/ssh: a replaced host key is refused, naming the space and both fingerprints" \
-  bash -c 'grep -q "host key of space dev" <<<"$1" && grep -qF "$2" <<<"$1" && grep -qF "$3" <<<"$1"' _ "$out" "$pinned" "$replaced"
+  bash -c 'grep -q "host key of space dev" <<<"$1" && grep -qF "$2" <<<"$1" && [ -n "$3" ] && grep -qF "$3" <<<"$1"' _ "$out" "$pinned" "$replaced"
+# The first key back, so the checks below reach the guest with the pin again.
+$VIRSH qemu-agent-command "$domain" '{"execute":"guest-exec","arguments":{"path":"/bin/sh","arg":["-c","cp -a /root/ssh_host_ed25519_key /root/ssh_host_ed25519_key.pub /etc/ssh/ && systemctl restart ssh"]}}' >/dev/null 2>&1
+for _ in $(seq 1 20); do guest true 2>/dev/null && break; sleep 1; done
+check "tunnel/ssh: with the first key back, bowline ssh connects again" \
+  [ "$(in_client "$bowline" ssh dev "${bssh_batch[@]}" hostname 2>>"$work/bssh.err")" = "$hostname" ]
 
 # --- POOL PART (2/2): a claimed pre-booted member lets its new owner in without a reboot ------
 # The member is made before anyone owns it; the claim must hand it to $user (their user and
@@ -333,7 +408,16 @@ pool_case() {
   member_domain=$(field domain "$info_m")
   member=$(field name "$info_m")
   log "pool member $member ($member_domain) ready $(since "$t_pool") s after pool create"
-  check "the member has no owner's key yet" bash -c "! ssh ${ssh_opts[*]} $user@$(field info.address "$info_m") true 2>/dev/null"
+  # The member's own host key, from the server (an admin's view of an unowned space), pinned.
+  python3 -c 'import json, sys, urllib.request
+r = urllib.request.Request(sys.argv[1] + "/api/v1/spaces/" + sys.argv[2] + "/host-keys",
+                           headers={"Authorization": "Bearer " + sys.argv[3]})
+for k in json.load(urllib.request.urlopen(r, timeout=10))["keys"]: print("member.bowline", k["publicKey"])' \
+    "$url" "$member_id" "$admin_token" >"$work/known_member" || { fail "the member's host keys"; return; }
+  read -ra member_opts <<<"$(pin_opts "$work/known_member" member.bowline)"
+  check "the member has no owner's key yet (its pinned host key answers)" bash -c "
+    ! ssh ${member_opts[*]} $user@$(field info.address "$info_m") true 2>'$work/member.err' &&
+    grep -q 'Permission denied' '$work/member.err'"
   boot_before=$(agent_exec "$member_domain" /bin/cat /proc/sys/kernel/random/boot_id)
   [ -n "$boot_before" ] || { fail "boot id of the member through the guest agent"; return; }
 
@@ -349,16 +433,16 @@ pool_case() {
     local addr
     addr=$(field info.address "$info_m")
     check "the claimed space has an address ($addr)" [ -n "$addr" ]
-    for _ in 1 2 3; do ssh "${ssh_opts[@]}" "$user@$addr" true 2>/dev/null && break; sleep 2; done
+    for _ in 1 2 3; do ssh "${member_opts[@]}" "$user@$addr" true 2>/dev/null && break; sleep 2; done
     check "the new owner logs in with their key as $user" \
-      [ "$(ssh "${ssh_opts[@]}" "$user@$addr" id -un 2>>"$work/ssh.err")" = "$user" ]
-    boot_after=$(ssh "${ssh_opts[@]}" "$user@$addr" cat /proc/sys/kernel/random/boot_id 2>>"$work/ssh.err")
+      [ "$(ssh "${member_opts[@]}" "$user@$addr" id -un 2>>"$work/ssh.err")" = "$user" ]
+    boot_after=$(ssh "${member_opts[@]}" "$user@$addr" cat /proc/sys/kernel/random/boot_id 2>>"$work/ssh.err")
     check "no reboot: the boot id is the one from before the claim" [ "$boot_after" = "$boot_before" ]
-    check "the new owner has passwordless sudo" ssh "${ssh_opts[@]}" "$user@$addr" sudo -n true
+    check "the new owner has passwordless sudo" ssh "${member_opts[@]}" "$user@$addr" sudo -n true
     check "the new owner's password is the service password" verifies_service_password \
-      "$(ssh "${ssh_opts[@]}" "$user@$addr" sudo -n getent shadow "$user" 2>>"$work/ssh.err" | cut -d: -f2)"
+      "$(ssh "${member_opts[@]}" "$user@$addr" sudo -n getent shadow "$user" 2>>"$work/ssh.err" | cut -d: -f2)"
     check "the host name is the template's ($hostname)" \
-      [ "$(ssh "${ssh_opts[@]}" "$user@$addr" hostname 2>>"$work/ssh.err")" = "$hostname" ]
+      [ "$(ssh "${member_opts[@]}" "$user@$addr" hostname 2>>"$work/ssh.err")" = "$hostname" ]
   else
     fail "the claim was done in place by the guest agent: method $(json_get method <<<"$claimed"), agent problem: $(json_get agentProblem <<<"$claimed")"
   fi
@@ -421,14 +505,11 @@ YAML
   check "the bridged space has an address from the range ($first)" \
     grep -qE "^$bnet3\.($((bbase + 2))|$((bbase + 3))|$((bbase + 4))|$((bbase + 5))|$((bbase + 6)))$" <<<"$first"
   local known=$work/br_known_hosts
-  # The first connection learns the host key; every later one requires the same key.
-  for _ in 1 2 3 4 5; do
-    ssh-keyscan -T 10 -t ed25519 "$first" 2>/dev/null | grep -q ssh-ed25519 && break
-    sleep 3
-  done
-  ssh-keyscan -T 10 -t ed25519 "$first" >"$known" 2>/dev/null
+  # The key bowline made for the guest, from the server, before the first connection: it must
+  # answer at the first address and, after set-ip, at the second.
+  as_user known-hosts br.bowline | sed "s/^[^ ]* /bwdeb-br /" >"$known"
   hostkey=$(awk '{ print $3 }' "$known")
-  [ -n "$hostkey" ] || { fail "the bridged guest's SSH host key"; return; }
+  [ -n "$hostkey" ] || { fail "the bridged space's pinned SSH host key"; return; }
   bssh() { # ADDRESS KEY COMMAND...: strict host key checking against the first key
     local addr=$1 key=$2
     shift 2
@@ -436,7 +517,6 @@ YAML
       -o UserKnownHostsFile="$known" -o HostKeyAlias=bwdeb-br -o LogLevel=ERROR \
       -o ConnectTimeout=20 -o BindInterface="$brbr" "$user@$addr" "$@"
   }
-  sed -i "s/^[^ ]* /bwdeb-br /" "$known"
   for _ in 1 2 3; do bssh "$first" "$work/id_ed25519" true 2>"$work/ssh.err" && break; sleep 2; done
   check "bridged: the owner logs in at $first" [ "$(bssh "$first" "$work/id_ed25519" id -un 2>>"$work/ssh.err")" = "$user" ]
   check "bridged: eth0 holds $first/28" \
@@ -507,9 +587,22 @@ YAML
 }
 bridged_case
 
-# --- delete leaves no domain ------------------------------------------------------------------
+# --- delete leaves no domain, and ends the tunnels open to it ---------------------------------
+# A tunnel held open from the client (sshd's banner came through), then the delete.
+sleep 600 | in_client "$bowline" tunnel dev 22 >"$work/held.out" 2>&1 &
+held=$!
+for _ in $(seq 1 50); do grep -q '^SSH-' "$work/held.out" 2>/dev/null && break; sleep 0.2; done
+check "tunnel: an open tunnel carries sshd's banner" grep -q '^SSH-' "$work/held.out"
 t=$(now)
-check "space delete --wait" as_user space delete dev --wait >/dev/null
+as_user space delete dev >/dev/null || fail "space delete dev"
+t_asked=$(now)
+for _ in $(seq 1 100); do kill -0 "$held" 2>/dev/null || break; sleep 0.05; done
+closed_after=$(since "$t_asked")
+check "tunnel: deleting the space closed its open tunnel (${closed_after} s after the delete was accepted)" \
+  bash -c "! kill -0 $held 2>/dev/null && awk -v s=$closed_after 'BEGIN { exit !(s < 2.5) }'"
+kill "$held" 2>/dev/null
+check "space delete: the operation finishes" bash -c "
+  for _ in \$(seq 1 600); do BOWLINE_TOKEN='$user_token' '$bowline' space info dev >/dev/null 2>&1 || exit 0; sleep 0.5; done; exit 1"
 check "the domain is gone" bash -c "! $VIRSH -q dominfo '$domain' >/dev/null 2>&1"
 log "delete $(since "$t") s"
 finish

@@ -152,6 +152,18 @@ check_cmd "3: first boot of the disk (boot count=1)" expect "$b1_console" '^TEST
 b1_disk=$images/$prefix-b1/disk.qcow2
 b1_inode=$(stat -c %i "$b1_disk" 2>/dev/null)
 
+# security: a space's files are not another local account's. QEMU's user must get through the
+# directory, so anyone may (the control); nobody may list it or read a file in it.
+b1_dir=$images/$prefix-b1
+check_cmd "security: a local account gets through to the space's directory (control)" \
+  runuser -u nobody -- test -x "$b1_dir"
+check_not_cmd "security: a local account cannot list the space's directory" \
+  runuser -u nobody -- ls "$b1_dir"
+for f in disk.qcow2 seed.iso console.log; do
+  check_eq "security: $f is 0600" 600 "$(stat -c %a "$b1_dir/$f" 2>&1)"
+  check_not_cmd "security: a local account cannot read $f" runuser -u nobody -- head -c 1 "$b1_dir/$f"
+done
+
 # --- 3: stop/start keeps the disk --------------------------------------------------------------
 t=$(date +%s)
 check_cmd "3: space stop --wait" bw space stop b1 --wait --timeout "$WAIT"

@@ -59,12 +59,14 @@ export function TerminalPage({ id }) {
     const resized = term.onResize(sendSize);
     ws.onopen = () => { opened = true; setStatus("connected"); setWhy(""); term.focus(); };
     ws.onmessage = (e) => term.write(typeof e.data === "string" ? e.data : new Uint8Array(e.data));
-    ws.onclose = async () => {
-      const reason = await whyUnavailable(id);
+    ws.onclose = async (e) => {
+      // A shell that ended (exit: a normal close) stays ended; a dropped connection is tried
+      // again once the space still offers SSH.
+      const dropped = opened && e.code !== 1000;
+      const reason = opened && !dropped ? "" : await whyUnavailable(id);
       setWhy(reason);
       setStatus(opened ? "disconnected" : "failed");
-      // A shell that ended (exit) stays ended; a dropped connection is tried again once.
-      if (opened && !reason) retry = setTimeout(() => setAttempt((n) => n + 1), 2000);
+      if (dropped && !reason) retry = setTimeout(() => setAttempt((n) => n + 1), 2000);
     };
     const input = term.onData((data) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(frame(INPUT, encoder.encode(data)));

@@ -20,6 +20,12 @@
 #                                           transient isolated libvirt network: DHCP only (no DNS, no
 #                                           router option, no forward), optional fixed leases
 #   net_isolated_remove NAME
+#   net_client_netns NS SUBNET30            a network namespace NS for a client machine, joined to
+#                                           the host by a veth pair on the free /30 SUBNET30: the host
+#                                           side gets .1 (NET_HOST_IP), the namespace .2 (NET_CLIENT_IP);
+#                                           loopback up, no other route, so the client reaches the
+#                                           host's .1 and nothing else (no guest network)
+#   net_client_netns_remove NS
 #   net_ping BRIDGE IP [COUNT]              busybox ping bound to BRIDGE (there is no ping binary)
 #   net_cleanup                             undo everything created through this file, newest first
 #
@@ -215,6 +221,33 @@ net_isolated_remove() {
   $VIRSH -q net-destroy "$name" >/dev/null 2>&1 || true
   $VIRSH -q net-undefine "$name" >/dev/null 2>&1 || true
   [ -z "$br" ] || _net_fw -D "$br"
+  return 0
+}
+
+net_client_netns() {
+  local ns=$1 subnet=$2 base host_if client_if
+  net_preflight "$subnet/30" || return 1
+  base=${subnet##*.}
+  NET_HOST_IP=${subnet%.*}.$((base + 1))
+  NET_CLIENT_IP=${subnet%.*}.$((base + 2))
+  host_if=${ns:0:12}h client_if=${ns:0:12}c
+  _NET_UNDO+=("net_client_netns_remove $ns $host_if")
+  ip netns add "$ns" || return 1
+  ip link add "$host_if" type veth peer name "$client_if" || return 1
+  ip link set "$client_if" netns "$ns" || return 1
+  sysctl -qw "net.ipv6.conf.$host_if.disable_ipv6=1" 2>/dev/null || true
+  ip addr add "$NET_HOST_IP/30" dev "$host_if" && ip link set "$host_if" up || return 1
+  ip netns exec "$ns" ip addr add "$NET_CLIENT_IP/30" dev "$client_if" &&
+    ip netns exec "$ns" ip link set "$client_if" up && ip netns exec "$ns" ip link set lo up || return 1
+  # the host forwards nothing from the client's side: it reaches the host's own address only
+  iptables -C FORWARD -i "$host_if" -j DROP 2>/dev/null || iptables -I FORWARD 1 -i "$host_if" -j DROP
+}
+
+net_client_netns_remove() {
+  local ns=$1 host_if=${2:-${1:0:12}h}
+  ip netns del "$ns" 2>/dev/null || true
+  ip link del "$host_if" 2>/dev/null || true
+  while iptables -D FORWARD -i "$host_if" -j DROP 2>/dev/null; do :; done
   return 0
 }
 

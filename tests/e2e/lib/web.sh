@@ -13,7 +13,8 @@
 #                                   namespace; the script's --inner part calls web_netns_up first
 #   web_netns_up                    loopback up inside that namespace
 #   web_server_start BOWLINE WORK IMAGES [SERVER ARGS...]
-#                                   `bowline server` on a free loopback port (data in WORK/data,
+#                                   `bowline server` on a free port of $WEB_LISTEN (default
+#                                   127.0.0.1; data in WORK/data,
 #                                   log in WORK/server.log, domain type $WEB_DOMAIN_TYPE or qemu); exports
 #                                   BOWLINE_SERVER and BOWLINE_TOKEN (admin) and sets
 #                                   WEB_SERVER_PID; status 1 and the reason in WEB_ERROR on failure
@@ -59,19 +60,21 @@ web_netns_up() {
 }
 
 web_server_start() {
-  local bowline=$1 work=$2 images=$3 port=""
+  local bowline=$1 work=$2 images=$3 port="" url=""
   shift 3
-  "$bowline" server --listen 127.0.0.1:0 --data-dir "$work/data" --images-path "$images" \
+  local listen=${WEB_LISTEN:-127.0.0.1}
+  "$bowline" server --listen "$listen:0" --data-dir "$work/data" --images-path "$images" \
     --domain-type "${WEB_DOMAIN_TYPE:-qemu}" --libvirt-uri qemu:///system "$@" >"$work/server.log" 2>&1 &
   WEB_SERVER_PID=$!
   for _ in $(seq 1 120); do
-    port=$(grep -aoE 'listening on http://127\.0\.0\.1:[0-9]+' "$work/server.log" | grep -oE '[0-9]+$')
+    url=$(grep -aoE "listening on https?://${listen//./\\.}:[0-9]+" "$work/server.log" | head -n 1 | cut -d' ' -f3)
+    port=${url##*:}
     [ -n "$port" ] && break
     kill -0 "$WEB_SERVER_PID" 2>/dev/null || { WEB_ERROR="the server exited"; return 1; }
     sleep 0.5
   done
   [ -n "$port" ] || { WEB_ERROR="the server did not start listening"; return 1; }
-  export BOWLINE_SERVER=http://127.0.0.1:$port
+  export BOWLINE_SERVER=$url
   BOWLINE_TOKEN=$(cat "$work/data/admin.token") || { WEB_ERROR="no admin.token"; return 1; }
   export BOWLINE_TOKEN
 }

@@ -459,13 +459,13 @@ TEST_F(AccessTest, TheVncBridgeCarriesBytesBothWays) {
   EXPECT_EQ(xs, big.size());
 }
 
-// ---- the browser terminal (ctest -R terminal) ------------------------------------------------
+// ---- the browser terminal, a shell over SSH (ctest -R ssh) ------------------------------------
 
-using terminal = AccessTest;
+using ssh_terminal = AccessTest;
 
 // Typed bytes reach the shell and its output comes back; the size in the query is the shell's
 // first, and a resize frame reaches it; each tab is a shell of its own.
-TEST_F(terminal, TypingAndResizingReachTheShellAndEachTabHasItsOwn) {
+TEST_F(ssh_terminal, TypingAndResizingReachTheShellAndEachTabHasItsOwn) {
   const auto path = "/api/v1/spaces/" + granted_space_ + "/terminal";
   WsClient first(port(), path + "?cols=120&rows=40", {"Authorization: Bearer " + granted_.token});
   ASSERT_EQ(first.status(), 101) << first.body();
@@ -484,7 +484,7 @@ TEST_F(terminal, TypingAndResizingReachTheShellAndEachTabHasItsOwn) {
   EXPECT_EQ(access_.terminals.load(), 2);
 }
 
-TEST_F(terminal, ASizeThatIsNotANumberIsRefusedBeforeTheUpgrade) {
+TEST_F(ssh_terminal, ASizeThatIsNotANumberIsRefusedBeforeTheUpgrade) {
   WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/terminal?cols=-1",
               {"Authorization: Bearer " + granted_.token});
   EXPECT_EQ(ws.status(), 400);
@@ -636,6 +636,66 @@ TEST_F(security_access, AConsoleViewerStaysThroughAStopAndGoesWithThePermission)
 }
 
 // ---- security: what a hostile caller tries (ctest -L security) ----------------------------
+
+// Two owners whose names and space names make the same domain name (al + ice-dev, al-ice +
+// dev: both al-ice-dev): the second is refused up front, so a socket kept open on the first
+// can never be handed the second's console.
+TEST_F(security_access, ASpaceWhoseDomainNameAnotherUsersSpaceHasIsRefused) {
+  HttpClient client(port());
+  const auto al = person("al", {store::Permission::UseWebTerminal});
+  store::NewUser u;
+  u.username = al.username + "-ice";  // exactly: al-<n>-ice
+  const auto al_ice_id = stack_.store().users().create(u).id;
+  const Person al_ice{u.username, issue_token(stack_.store(), al_ice_id, "test")};
+  // The template's name is <username>-<space name>.
+  auto r = client.post("/api/v1/spaces", al.token,
+                       {{"template", tmpl_}, {"name", "ice-dev"}, {"start", false}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  const auto domain = r.parsed()["space"]["domain"].get<std::string>();
+  EXPECT_EQ(domain, al.username + "-ice-dev");
+  stack_.wait_operation(r.parsed()["operation"]["id"].get<std::int64_t>(), al.token);
+  r = client.post("/api/v1/spaces", al_ice.token,
+                  {{"template", tmpl_}, {"name", "dev"}, {"start", false}});
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_NE(r.body.find("another space already uses the domain name " + domain), std::string::npos)
+      << r.body;
+}
+
+// Every socket into a space (console, display, tunnel, terminal) closes within a second of its
+// space's delete: none outlives it, so none is left for a space that takes the name later.
+TEST_F(security_access, EverySocketIntoASpaceClosesWhenTheSpaceIsDeleted) {
+  HttpClient client(port());
+  const auto bearer = "Authorization: Bearer " + granted_.token;
+  const auto base = "/api/v1/spaces/" + granted_space_;
+  std::vector<std::unique_ptr<WsClient>> sockets;
+  for (const auto* path : {"/console", "/vnc", "/tunnel/22", "/terminal"}) {
+    sockets.push_back(std::make_unique<WsClient>(port(), base + path, std::vector{bearer}));
+    ASSERT_EQ(sockets.back()->status(), 101) << path << ": " << sockets.back()->body();
+  }
+  const auto deleted = client.request("DELETE", base, granted_.token, "");
+  ASSERT_EQ(deleted.status, 202) << deleted.body;
+  const auto asked = std::chrono::steady_clock::now();
+  for (auto& ws : sockets)
+    while (!ws->closed() && std::chrono::steady_clock::now() - asked < 3s) ws->receive(100ms);
+  for (std::size_t i = 0; i < sockets.size(); ++i) EXPECT_TRUE(sockets[i]->closed()) << i;
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 1500ms);
+}
+
+// The terminal, like every socket, goes with the permission that let it open.
+TEST_F(security_access, ATerminalClosesWhenTheOwnerLosesUseWebTerminal) {
+  HttpClient client(port());
+  WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/terminal",
+              {"Authorization: Bearer " + granted_.token});
+  ASSERT_EQ(ws.status(), 101) << ws.body();
+  EXPECT_EQ(ws.receive_until("size:80x24"), "size:80x24");
+  const auto patched = client.request("PATCH", "/api/v1/users/" + granted_.username,
+                                      stack_.admin_token(), R"({"permissions": ["use-ssh"]})");
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  const auto started = std::chrono::steady_clock::now();
+  while (!ws.closed() && std::chrono::steady_clock::now() - started < 3s) ws.receive(200ms);
+  EXPECT_TRUE(ws.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+}
 
 // A failure inside the server answers with an id; its text (paths, library words) goes to the
 // log under that id, never to the caller.

@@ -2,9 +2,15 @@
 // client against fake_apiserver.py (a stateful stand-in for the API server and KubeVirt, with
 // a certificate made here by openssl), checking every request it received and the states,
 // operations and events the engine made of the answers.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "engine/engine.hpp"
 #include "engine/kubevirt_node.hpp"
@@ -444,6 +450,107 @@ TEST_F(EngineNode, TheNodeReportsItselfReady) {
   EXPECT_EQ(denied["ready"], false);
   EXPECT_EQ(denied["checks"][3]["status"], "missing");
   EXPECT_NE(denied["checks"][3]["detail"].get<std::string>().find("HTTP 403"), std::string::npos);
+}
+
+// ---- tunnels through KubeVirt's portforward (ctest -R tunnel) -----------------------------------
+
+// A guest's TCP service on loopback: echoes each connection until the client ends it.
+class Echo {
+ public:
+  Echo() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t n = sizeof a;
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&a), n);
+    ::listen(listener_, 8);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &n);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int fd = ::accept(listener_, nullptr, nullptr);
+        if (fd < 0) return;
+        char buffer[65536];
+        ssize_t got;
+        while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+          if (::send(fd, buffer, static_cast<std::size_t>(got), MSG_NOSIGNAL) != got) break;
+        ::close(fd);
+      }
+    });
+  }
+  ~Echo() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// What `fd` gives until `want` bytes arrived or it ends (10 s at most).
+std::string read_bytes(int fd, std::size_t want) {
+  std::string out;
+  char buffer[65536];
+  while (out.size() < want) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10000) <= 0) break;
+    const auto got = ::recv(fd, buffer, sizeof buffer, 0);
+    if (got <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(got));
+  }
+  return out;
+}
+
+using tunnel_kubevirt = EngineNode;  // ctest -R tunnel
+
+TEST_F(tunnel_kubevirt, GoesThroughTheVmisPortforwardSubresource) {
+  const auto id = create(add_template(), "dev").space.id;
+  const auto vm = "dev-" + suffix_;
+  Echo echo;
+  cue("portforward",
+      {{"name", vm}, {"port", 22}, {"to", "127.0.0.1:" + std::to_string(echo.port())}});
+  const auto mark = requests().size();
+  const int fd = engine_->open_port(id, 22);
+  // Bytes of every value, a megabyte of them, come back as they went.
+  std::string sent;
+  for (std::size_t i = 0; sent.size() < 1024 * 1024; ++i) sent += static_cast<char>(i * 7 % 256);
+  std::thread writer([&] {
+    for (std::size_t at = 0; at < sent.size();) {
+      const auto n = ::send(fd, sent.data() + at, std::min<std::size_t>(50000, sent.size() - at),
+                            MSG_NOSIGNAL);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+  });
+  const auto back = read_bytes(fd, sent.size());
+  writer.join();
+  EXPECT_EQ(back.size(), sent.size());
+  EXPECT_TRUE(back == sent) << "the bytes differ";
+  ::close(fd);
+
+  const auto seen = since(mark, true);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen[0]["path"],
+            "/apis/subresources.kubevirt.io/v1/namespaces/tenant-a/"
+            "virtualmachineinstances/" +
+                vm + "/portforward/22/tcp");
+  EXPECT_EQ(seen[0]["upgrade"], "plain.kubevirt.io");
+  EXPECT_EQ(seen[0]["authorization"], std::string("Bearer ") + kToken);
+}
+
+TEST_F(tunnel_kubevirt, ToAStoppedVmiSaysWhatTheClusterSaid) {
+  const auto id = create(add_template(), "dev", false).space.id;
+  try {
+    ::close(engine_->open_port(id, 22));
+    FAIL() << "a tunnel to a stopped VMI opened";
+  } catch (const util::UpstreamError& e) {
+    EXPECT_NE(std::string(e.what()).find("VMI is not running"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -17,16 +17,26 @@ What it keeps, as the API server and KubeVirt's controllers would:
 - the subresources PUT .../virtualmachines/NAME/{start,stop,restart} as virt-api answers them
   (start on Halted switches runStrategy to Always, 409 when already running; restart counts in
   status.restarts, 409 when not running);
-- discovery: /version, /apis/kubevirt.io/v1, /apis/cdi.kubevirt.io/v1beta1, and VM lists.
+- discovery: /version, /apis/kubevirt.io/v1, /apis/cdi.kubevirt.io/v1beta1, and VM lists;
+- GET .../virtualmachineinstances/NAME/portforward/PORT/tcp as a WebSocket (subprotocol
+  plain.kubevirt.io, binary frames) to the address a cue gave for that VM's port, while the VM
+  runs (400 when it does not, as virt-api answers: "VMI is not running"); requests are served
+  one at a time except these streams, which go on beside them.
 
 Cues for tests (not logged, no token needed):
 - POST /fake/refuse {"method", "contains", "status", "reason", "message"}: requests with that
   method whose path contains the text are answered with a Status of that code until cleared;
 - POST /fake/status {"name", "printableStatus"}: a VM reports that status from now on;
 - POST /fake/forget {"name"}: the VM vanishes (as if deleted behind bowline's back);
+- POST /fake/portforward {"name", "port", "to": "HOST:PORT"}: where that VM's port leads;
 - POST /fake/clear: no refusals, no forced statuses.
 """
+import base64
+import hashlib
 import http.server
+import socket
+import struct
+import threading
 import json
 import re
 import ssl
@@ -39,9 +49,14 @@ objects = {}  # path -> object
 running = {}  # VM path -> bool
 forced_status = {}  # VM name -> printableStatus
 refusals = []
+forwards = {}  # (VM name, port) -> (host, port)
+serial = threading.Lock()  # requests one at a time, so the log keeps their order
 
 VM_PATH = re.compile(r"^/apis/kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines/([^/]+)$")
 VM_LIST = re.compile(r"^/apis/kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines$")
+PORTFORWARD = re.compile(
+    r"^/apis/subresources\.kubevirt\.io/v1/namespaces/([^/]+)/virtualmachineinstances/([^/]+)/"
+    r"portforward/([0-9]+)/tcp$")
 SUBRESOURCE = re.compile(
     r"^/apis/subresources\.kubevirt\.io/v1/namespaces/([^/]+)/virtualmachines/([^/]+)/"
     r"(start|stop|restart)$")
@@ -112,6 +127,97 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def handle_any(self):
+        if self.headers.get("Upgrade", "").lower() == "websocket":
+            with serial:
+                accepted = self.upgrade()
+            if accepted:
+                self.relay(*accepted)
+            return
+        with serial:
+            self.dispatch()
+
+    def upgrade(self):
+        """Logs and checks a portforward upgrade; its socket and target when accepted."""
+        path = urllib.parse.urlsplit(self.path).path
+        with open(log_path, "a") as log:
+            log.write(json.dumps({
+                "method": self.command, "path": path, "query": {}, "content_type": "",
+                "authorization": self.headers.get("Authorization", ""), "body": "",
+                "upgrade": self.headers.get("Sec-WebSocket-Protocol", "")}) + "\n")
+        if self.headers.get("Authorization", "") != "Bearer " + token:
+            return self.reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        m = PORTFORWARD.match(path)
+        if not m:
+            return self.reply(404, status_body(404, "NotFound", path))
+        vm_path = "/apis/kubevirt.io/v1/namespaces/%s/virtualmachines/%s" % (m[1], m[2])
+        if not running.get(vm_path):
+            return self.reply(400, status_body(400, "BadRequest", "VMI is not running"))
+        target = forwards.get((m[2], int(m[3])))
+        if target is None:
+            return self.reply(502, status_body(502, "BadGateway", "nothing listens there"))
+        accept = base64.b64encode(hashlib.sha1(
+            (self.headers["Sec-WebSocket-Key"] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()
+        ).digest()).decode()
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.send_header("Sec-WebSocket-Protocol", "plain.kubevirt.io")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        return socket.create_connection(target, timeout=5), target
+
+    def relay(self, guest, _):
+        """Binary frames from the client to the guest's port and its bytes back, until either ends."""
+        lock = threading.Lock()
+
+        def send_frame(opcode, payload):
+            head = bytes([0x80 | opcode])
+            n = len(payload)
+            head += bytes([n]) if n < 126 else (bytes([126]) + struct.pack(">H", n) if n < 65536
+                                                else bytes([127]) + struct.pack(">Q", n))
+            with lock:
+                self.wfile.write(head + payload)
+                self.wfile.flush()
+
+        def back():
+            try:
+                while True:
+                    data = guest.recv(65536)
+                    if not data:
+                        break
+                    send_frame(2, data)
+                send_frame(8, b"\x03\xe8")
+            except OSError:
+                pass
+
+        guest.settimeout(None)
+        threading.Thread(target=back, daemon=True).start()
+        try:
+            while True:
+                head = self.rfile.read(2)
+                if len(head) < 2:
+                    break
+                opcode, n = head[0] & 0x0F, head[1] & 0x7F
+                if n == 126:
+                    n = struct.unpack(">H", self.rfile.read(2))[0]
+                elif n == 127:
+                    n = struct.unpack(">Q", self.rfile.read(8))[0]
+                mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(n)))
+                if opcode == 8:
+                    break
+                if opcode in (0, 1, 2):
+                    guest.sendall(payload)
+        except OSError:
+            pass
+        try:
+            guest.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def dispatch(self):
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length).decode() if length else ""
         url = urllib.parse.urlsplit(self.path)
@@ -145,6 +251,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       and o["kind"] == "VirtualMachine"]:
                 del objects[p]
                 running.pop(p, None)
+        elif path == "/fake/portforward":
+            host, port = data["to"].rsplit(":", 1)
+            forwards[(data["name"], int(data["port"]))] = (host, int(port))
         elif path == "/fake/clear":
             refusals.clear()
             forced_status.clear()
@@ -241,7 +350,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(cert, key)
-server = http.server.HTTPServer(("127.0.0.1", 0), Handler)  # one at a time: the log keeps order
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
 server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()

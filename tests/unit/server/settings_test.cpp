@@ -114,6 +114,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.external_ports", {"1000-1999", "2000-2999", "3000-3000"}},
       {"server.web_root", {"/f", "/e", "/g"}},
       {"server.secure_cookies", {"true", "false", "auto"}},
+      {"server.trusted_proxies", {"10.0.0.1", "10.0.0.0/8", "198.51.100.0/24,10.1.2.3"}},
       {"server.kubevirt.name", {"c1", "c2", "c3"}},
       {"server.kubevirt.kubeconfig", {"/f", "/e", "/g"}},
       {"server.kubevirt.context", {"a", "b", "c"}},
