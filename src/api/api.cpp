@@ -24,7 +24,9 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       events_(events),
       options_(std::move(options)),
       owners_(store, events),
-      sessions_(store, options_.sessions) {
+      sessions_(store, options_.sessions),
+      socket_slots_(options_.max_sockets_per_user, "WebSockets into spaces"),
+      stream_slots_(options_.max_streams_per_user, "event streams") {
   if (!options_.access) options_.access = &engine_;
   if (!options_.log)
     options_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
@@ -53,7 +55,11 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_access_routes();
 }
 
-Api::~Api() = default;
+Api::~Api() {
+  // Replays run on threads of their own; their streams are closed by now (the server stopped).
+  std::unique_lock lock(replays_mutex_);
+  replays_done_.wait(lock, [this] { return replays_ == 0; });
+}
 
 namespace {
 
@@ -123,7 +129,18 @@ Response Api::handle(Request& request) {
     }
     // Admin-only routes say so in the route table; the handlers do not repeat it.
     if (match.route->access == Access::Admin) require_admin(caller);
-    return match.route->handler(caller, request);
+    // Long-lived connections take one of the user's slots for as long as they stay open.
+    std::shared_ptr<void> slot;
+    const auto access = match.route->access;
+    if (access == Access::Console || access == Access::Vnc || access == Access::Tunnel ||
+        access == Access::Terminal)
+      slot = socket_slots_.take(caller.user.id);
+    else if (match.route->pattern == "/api/v1/events")
+      slot = stream_slots_.take(caller.user.id);
+    auto response = match.route->handler(caller, request);
+    if (response.upgrade) response.upgrade->hold = slot;
+    if (response.stream) response.stream->hold = slot;
+    return response;
   } catch (const HttpError& e) {
     auto response = error_response(e.status(), e.what(), e.extra());
     // A 429 says when to come back, in the header clients and proxies read.

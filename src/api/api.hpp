@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "api/spaces_list.hpp"
 #include "api/web_session.hpp"
 #include "engine/engine.hpp"
+#include "api/user_slots.hpp"
 #include "engine/event_bus.hpp"
 #include "store/store.hpp"
 
@@ -35,6 +38,10 @@ struct ApiOptions {
   // The console and display of spaces, for the WebSockets; unset: the engine's.
   engine::SpaceAccess* access = nullptr;
   std::size_t console_scrollback = 64 * 1024;  // bytes a newcomer to a console gets first
+  // Open WebSockets into spaces (consoles, displays, terminals, tunnels) and event streams one
+  // user may hold at once; more are refused with 429.
+  std::size_t max_sockets_per_user = 64;
+  std::size_t max_streams_per_user = 16;
   // Where the details of a 5xx go, one line each, under the error id its answer carries;
   // unset: standard error.
   std::function<void(const std::string&)> log;
@@ -115,10 +122,17 @@ class Api {
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;
   std::unique_ptr<SocketWatch> sockets_;
+  UserSlots socket_slots_;
+  UserSlots stream_slots_;
   Router router_;
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> failures_{0};  // 5xx answers
   std::atomic<int> stream_listeners_{0};
+  // Event streams replaying stored events, each on a thread of its own (never an HTTP
+  // worker's, whatever the client's pace); the destructor waits for them.
+  std::mutex replays_mutex_;
+  std::condition_variable replays_done_;
+  int replays_ = 0;
 };
 
 // Raises HttpError 403 unless the caller is an admin.

@@ -50,6 +50,7 @@ struct Stream {
   std::function<void()> close;
   // Sent whenever nothing else was for this long, so proxies and clients see a live stream.
   std::string heartbeat = ": heartbeat\n\n";
+  std::shared_ptr<void> hold;  // kept as long as the stream (a user's slot)
 };
 
 // One side of a WebSocket the server accepted (binary frames both ways). Safe from any thread.
@@ -77,6 +78,7 @@ struct Upgrade {
   std::function<void(std::shared_ptr<SocketPeer>)> open;
   std::function<void(std::string bytes)> message;
   std::function<void()> close;
+  std::shared_ptr<void> hold;  // kept as long as the socket (a user's slot)
 };
 
 struct Response {

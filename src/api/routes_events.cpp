@@ -106,8 +106,8 @@ std::int64_t replay(store::Store& store, StreamSink& sink, std::int64_t since,
       last = e.seq;
     }
     // A long history goes out at the client's pace, not into an ever longer queue. A client
-    // stuck for 10 s gets no more patience (it blocks a worker): the queue then fills, and the
-    // server drops it; it resumes with Last-Event-ID.
+    // stuck for 10 s gets no more patience: the queue then fills, and the server drops it; it
+    // resumes with Last-Event-ID.
     const auto patience = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (sink.pending() > options.replay_window && !sink.closed() &&
            std::chrono::steady_clock::now() < patience)
@@ -167,9 +167,25 @@ void Api::add_event_routes() {
           if (!start_listening(state, sink, events_, visible, stream_listeners_)) return;
           sink->send("retry: 2000\n\n");
           // Without `since`: only what happens from now on.
-          const auto last = since ? replay(store_, *sink, *since, visible, options_)
-                                  : store_.events().latest_seq();
-          go_live(*state, *sink, last, visible);
+          if (!since) return go_live(*state, *sink, store_.events().latest_seq(), visible);
+          // A long history goes at the client's pace, on a thread of its own: a slow reader
+          // holds no HTTP worker (the per-user stream limit bounds these threads).
+          {
+            std::lock_guard lock(replays_mutex_);
+            ++replays_;
+          }
+          std::thread([this, state, since, visible, sink] {
+            std::int64_t last = *since;
+            try {
+              last = replay(store_, *sink, *since, visible, options_);
+            } catch (const std::exception&) {
+              // The store failed midway: live events still flow; the history stops here.
+            }
+            go_live(*state, *sink, last, visible);
+            std::lock_guard lock(replays_mutex_);
+            --replays_;
+            replays_done_.notify_all();
+          }).detach();
         };
         stream->close = [this, state] { stop_listening(*state, events_, stream_listeners_); };
         Response response;

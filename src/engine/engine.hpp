@@ -41,6 +41,10 @@ struct EngineSettings {
   // How long a started NAT space may take to get its DHCP lease before its ports are published.
   std::chrono::seconds address_timeout{180};
   spec::Variables server_variables;  // server.url and var.* for templates
+  // Events and finished operations older than these are dropped by the periodic audit (the
+  // store would otherwise grow with every keystroke of activity, for ever).
+  std::chrono::hours event_retention{24 * 7};
+  std::chrono::hours operation_retention{24 * 30};
   // What the engine waits with (a guest's address, the audit's interval); unset: real time.
   // It must outlive the engine.
   util::Timer* timer = nullptr;
@@ -142,6 +146,8 @@ class Engine : public SpaceAccess {
   // The periodic pass: each space is checked on its own queue, after whatever operation it
   // is in, so a check never sees an operation's half-way state.
   void audit();
+  // Drops events and finished operations past their retention (part of the audit).
+  void prune_history();
   // Blocks until background work is done (tests, shutdown).
   void wait_idle();
 

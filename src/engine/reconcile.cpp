@@ -123,6 +123,16 @@ void Engine::audit() {
   for (const auto& id : retry) publish_ports(id);
   for (const auto& space : store_.spaces().list()) queue_drift_check(space.id);
   report_orphans();
+  prune_history();
+}
+
+void Engine::prune_history() {
+  const auto now = store_.clock().now_unix_ms();
+  const auto ms = [](std::chrono::hours h) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(h).count();
+  };
+  store_.events().prune_before(now - ms(settings_.event_retention));
+  store_.operations().prune_finished_before(now - ms(settings_.operation_retention));
 }
 
 void Engine::settle_interrupted(const store::Space& space, std::optional<std::int64_t> operation) {

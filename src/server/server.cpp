@@ -63,6 +63,8 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   e.external_port_first = settings.external_port_first;
   e.external_port_last = settings.external_port_last;
   e.reconcile_interval = settings.reconcile_interval;
+  e.event_retention = settings.event_retention;
+  e.operation_retention = settings.operation_retention;
   return e;
 }
 
@@ -198,6 +200,8 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     api::ApiOptions api_options;
     api_options.sessions.secure_cookie = settings.secure_cookies;
     api_options.sessions.trusted_proxies = settings.trusted_proxies;
+    api_options.max_sockets_per_user = settings.max_sockets_per_user;
+    api_options.max_streams_per_user = settings.max_streams_per_user;
     api_options.log = [&err, mutex = std::make_shared<std::mutex>()](const std::string& line) {
       std::lock_guard lock(*mutex);
       err << line << "\n" << std::flush;
@@ -208,6 +212,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     api::HttpServerOptions server_options;
     server_options.address = address;
     server_options.port = port;
+    server_options.max_connections = settings.max_connections;
     api::StaticFiles web(settings.web_root);
     web.add_generated("/ui/event-kinds.js", api::event_kinds_module(),
                       "text/javascript; charset=utf-8");

@@ -66,6 +66,17 @@ const std::vector<SettingKey>& setting_keys() {
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
       {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
        "the session cookie's Secure flag: auto (when the browser came over HTTPS), true, false"},
+      {"server.limits.connections", "--max-connections", "BOWLINE_MAX_CONNECTIONS",
+       "open connections (event streams and WebSockets included) beyond which new ones are "
+       "closed at once"},
+      {"server.limits.sockets_per_user", "--max-sockets-per-user", "BOWLINE_MAX_SOCKETS_PER_USER",
+       "WebSockets (consoles, displays, terminals, tunnels) one user may hold open at once"},
+      {"server.limits.streams_per_user", "--max-streams-per-user", "BOWLINE_MAX_STREAMS_PER_USER",
+       "event streams one user may hold open at once"},
+      {"server.retention.events", "--event-retention", "BOWLINE_EVENT_RETENTION",
+       "how long events are kept (7d, 48h)"},
+      {"server.retention.operations", "--operation-retention", "BOWLINE_OPERATION_RETENTION",
+       "how long finished operations are kept (30d)"},
       {"server.trusted_proxies", "--trusted-proxies", "BOWLINE_TRUSTED_PROXIES",
        "reverse proxies (IPv4 CIDRs, comma-separated) whose X-Forwarded-For names the client "
        "that login limits count; empty: the header is never believed"},
@@ -209,9 +220,10 @@ std::chrono::seconds parse_duration(const std::string& key, const Raw& raw,
   if (unit.empty() || unit == "s") factor = 1;
   if (unit == "m") factor = 60;
   if (unit == "h") factor = 3600;
+  if (unit == "d") factor = 86400;
   if (digits == 0 || digits > 9 || factor == 0)
     throw SettingsError(key + " (" + raw.where() + "): \"" + text +
-                        "\" is not a duration such as 60, 90s or 2m");
+                        "\" is not a duration such as 60, 90s, 2m, 12h or 7d");
   const auto seconds = std::stoll(text.substr(0, digits)) * factor;
   if (seconds <= 0 && !zero_allowed)
     throw SettingsError(key + " (" + raw.where() + "): must be more than 0");
@@ -322,6 +334,23 @@ void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
   s.resolvers = std::move(list);
 }
 
+// A count from 1 to `most`.
+std::size_t parse_count(const std::string& key, const Raw& raw, std::size_t most) {
+  const auto text = util::trim(raw.text(key));
+  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(text) == 0 || std::stoul(text) > most)
+    throw SettingsError(key + " (" + raw.where() + "): \"" + text + "\" is not a number from 1 to " +
+                        std::to_string(most));
+  return std::stoul(text);
+}
+
+std::chrono::hours parse_retention(const std::string& key, const Raw& raw) {
+  const auto seconds = parse_duration(key, raw);
+  if (seconds < std::chrono::hours(1))
+    throw SettingsError(key + " (" + raw.where() + "): keep them an hour at least");
+  return std::chrono::duration_cast<std::chrono::hours>(seconds);
+}
+
 void set_trusted_proxies(ServerSettings& s, const Raw& r, const fs::path&) {
   s.trusted_proxies.clear();
   for (const auto& item : r.items)
@@ -424,6 +453,26 @@ const std::map<std::string, Setter>& setters() {
       {"server.web_root", set_path<&ServerSettings::web_root>},
       {"server.secure_cookies", set_secure_cookies},
       {"server.trusted_proxies", set_trusted_proxies},
+      {"server.limits.connections",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.max_connections = parse_count("server.limits.connections", r, 1'000'000);
+       }},
+      {"server.limits.sockets_per_user",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.max_sockets_per_user = parse_count("server.limits.sockets_per_user", r, 100'000);
+       }},
+      {"server.limits.streams_per_user",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.max_streams_per_user = parse_count("server.limits.streams_per_user", r, 100'000);
+       }},
+      {"server.retention.events",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.event_retention = parse_retention("server.retention.events", r);
+       }},
+      {"server.retention.operations",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.operation_retention = parse_retention("server.retention.operations", r);
+       }},
       {"server.kubevirt.name", set_kubevirt_name},
       {"server.kubevirt.kubeconfig", set_path<&ServerSettings::kubevirt_kubeconfig>},
       {"server.kubevirt.context",
@@ -486,6 +535,11 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.secure_cookies",
        s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},
       {"server.trusted_proxies", proxies.empty() ? std::string("(none)") : proxies},
+      {"server.limits.connections", std::to_string(s.max_connections)},
+      {"server.limits.sockets_per_user", std::to_string(s.max_sockets_per_user)},
+      {"server.limits.streams_per_user", std::to_string(s.max_streams_per_user)},
+      {"server.retention.events", std::to_string(s.event_retention.count()) + "h"},
+      {"server.retention.operations", std::to_string(s.operation_retention.count()) + "h"},
       {"server.kubevirt.name", s.kubevirt_name},
       {"server.kubevirt.kubeconfig", s.kubevirt_kubeconfig.empty()
                                          ? std::string("($KUBECONFIG, else ~/.kube/config)")

@@ -63,6 +63,14 @@ struct ServerSettings {
   // The session cookie's Secure flag; nullopt: when the browser came over HTTPS (through a
   // TLS front end: bowline itself serves plain HTTP).
   std::optional<bool> secure_cookies;
+  // Open connections in all, and sockets and event streams per user, beyond which more are
+  // refused (docs/security.md).
+  std::size_t max_connections = 8192;
+  std::size_t max_sockets_per_user = 64;
+  std::size_t max_streams_per_user = 16;
+  // How long events and finished operations are kept.
+  std::chrono::hours event_retention{24 * 7};
+  std::chrono::hours operation_retention{24 * 30};
   // Reverse proxies whose X-Forwarded-For is believed for login limits; empty: none.
   std::vector<spec::Ipv4Network> trusted_proxies;
   // A KubeVirt cluster as a second node (docs/kubevirt.md); an empty name: none.

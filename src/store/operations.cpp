@@ -156,6 +156,13 @@ std::int64_t EventRepository::latest_seq() {
   return select->column_int64(0);
 }
 
+int OperationRepository::prune_finished_before(std::int64_t time) {
+  auto guard = db_.lock();
+  return db_.cached("DELETE FROM operations WHERE finished_at IS NOT NULL AND finished_at < ?")
+      ->bind(1, time)
+      .run();
+}
+
 int EventRepository::prune_before(std::int64_t time) {
   auto guard = db_.lock();
   return db_.cached("DELETE FROM events WHERE time < ?")->bind(1, time).run();

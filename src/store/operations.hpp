@@ -31,6 +31,8 @@ class OperationRepository : public Repository {
   // operation has already finished.
   void succeed(std::int64_t id);
   void fail(std::int64_t id, std::string_view error);
+  // Drops operations that finished before `time` (Unix ms); unfinished ones always stay.
+  int prune_finished_before(std::int64_t time);
 
  private:
   void finish(std::int64_t id, OperationState state, std::string_view error);

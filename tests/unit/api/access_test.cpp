@@ -681,6 +681,45 @@ TEST_F(security_access, EverySocketIntoASpaceClosesWhenTheSpaceIsDeleted) {
   EXPECT_LT(std::chrono::steady_clock::now() - asked, 1500ms);
 }
 
+// One user's open WebSockets and event streams are capped (settings): the next is a 429 that
+// says so, another user is not affected, and a closed one frees its place.
+TEST_F(security_access, OneUsersSocketsAndStreamsAreCapped) {
+  ApiOptions options;
+  options.access = &access_;
+  options.max_sockets_per_user = 2;
+  options.max_streams_per_user = 1;
+  Api limited(stack_.store(), stack_.engine(), stack_.events(), options);
+  HttpServer server(ApiStack::test_http_options(), [&](Request& r) { return limited.handle(r); });
+  server.start();
+  const auto tunnel = [&](const Person& who) {
+    return std::make_unique<WsClient>(server.port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
+                                      std::vector<std::string>{"Authorization: Bearer " + who.token});
+  };
+  auto one = tunnel(granted_), two = tunnel(granted_), three = tunnel(granted_);
+  EXPECT_EQ(one->status(), 101);
+  EXPECT_EQ(two->status(), 101);
+  EXPECT_EQ(three->status(), 429);
+  EXPECT_NE(three->body().find("you have 2 WebSockets into spaces open"), std::string::npos)
+      << three->body();
+  // An admin's sockets are counted on their own.
+  WsClient admins(server.port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
+                  {"Authorization: Bearer " + stack_.admin_token()});
+  EXPECT_EQ(admins.status(), 101);
+  one.reset();  // closes: its place is free once the server has seen the close
+  int again = 0;
+  for (int i = 0; i < 50 && again != 101; ++i) {
+    std::this_thread::sleep_for(50ms);
+    again = tunnel(granted_)->status();
+  }
+  EXPECT_EQ(again, 101);
+
+  SseStream first(server.port(), granted_.token, "/api/v1/events");
+  EXPECT_EQ(first.status(), 200);
+  SseStream second(server.port(), granted_.token, "/api/v1/events");
+  EXPECT_EQ(second.status(), 429);
+  server.stop();
+}
+
 // The terminal, like every socket, goes with the permission that let it open.
 TEST_F(security_access, ATerminalClosesWhenTheOwnerLosesUseWebTerminal) {
   HttpClient client(port());

@@ -485,6 +485,28 @@ TEST_F(EngineTest, AutostartFollowsTheDesiredState) {
 }
 
 // A restart's progress never goes backwards: its shut down and its bring up share the 0-100.
+// The periodic audit drops events and finished operations past their retention; unfinished
+// operations and recent events stay, and event sequence numbers go on growing.
+TEST_F(EngineTest, TheAuditDropsHistoryPastItsRetention) {
+  const auto old_event = store_->events().append("space.state", std::nullopt).seq;
+  const auto finished = store_->operations().create(std::nullopt, "create").id;
+  store_->operations().succeed(finished);
+  const auto unfinished = store_->operations().create(std::nullopt, "start").id;
+  clock_.advance(8LL * 24 * 3600 * 1000);  // past the events' 7 days, not the 30 days
+  const auto recent_event = store_->events().append("space.state", std::nullopt).seq;
+  engine_->audit();
+  auto events = store_->events().events_since(0, 10);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].seq, recent_event);
+  EXPECT_TRUE(store_->operations().get(finished)) << "30 days for operations";
+  clock_.advance(23LL * 24 * 3600 * 1000);
+  engine_->audit();
+  EXPECT_FALSE(store_->operations().get(finished));
+  EXPECT_TRUE(store_->operations().get(unfinished)) << "an unfinished operation always stays";
+  EXPECT_GT(store_->events().append("space.state", std::nullopt).seq, recent_event);
+  EXPECT_GT(recent_event, old_event);
+}
+
 TEST_F(EngineTest, ARestartsProgressOnlyGrows) {
   const auto tmpl = add_template(bridged_template());
   const auto s = space(create(tmpl, "again").space.id);
