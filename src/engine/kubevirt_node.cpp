@@ -21,12 +21,12 @@ kubevirt::ApiError api_error(const std::string& what, const kubevirt::HttpRespon
                                                  ": " + kubevirt::api_message(response));
 }
 
-// An object reduced to what names it: enough to delete it.
+// An object reduced to what names it and whose it is: enough to delete it.
 Json named(const char* api_version, const char* kind, const std::string& ns,
-           const std::string& name) {
+           const std::string& name, const Json& labels) {
   return Json{{"apiVersion", api_version},
               {"kind", kind},
-              {"metadata", Json{{"name", name}, {"namespace", ns}}}};
+              {"metadata", Json{{"name", name}, {"namespace", ns}, {"labels", labels}}}};
 }
 
 nlohmann::json check(const char* name, const char* title, bool passed, const std::string& detail,
@@ -166,12 +166,14 @@ Observation KubevirtNode::restart(const NodeSpace& s, const Progress& progress) 
 
 void KubevirtNode::tear_down(const store::Space& space) {
   const auto& vm = space.domain_name;
+  // Only objects labelled as this space's are deleted; others of the same name are left.
+  const auto labels = kubevirt::ownership_labels(kubevirt::space_label_value(space.id, o_.ns, vm));
   // In the order of apply; delete_objects goes backwards: Service, VM, Secret, DataVolume.
   const std::vector<Json> objects{
-      named("cdi.kubevirt.io/v1beta1", "DataVolume", o_.ns, kubevirt::system_disk_name(vm)),
-      named("v1", "Secret", o_.ns, kubevirt::cloud_init_secret_name(vm)),
-      named("kubevirt.io/v1", "VirtualMachine", o_.ns, vm),
-      named("v1", "Service", o_.ns, vm),
+      named("cdi.kubevirt.io/v1beta1", "DataVolume", o_.ns, kubevirt::system_disk_name(vm), labels),
+      named("v1", "Secret", o_.ns, kubevirt::cloud_init_secret_name(vm), labels),
+      named("kubevirt.io/v1", "VirtualMachine", o_.ns, vm, labels),
+      named("v1", "Service", o_.ns, vm, labels),
   };
   kubevirt::delete_objects(client_, objects);
 }

@@ -10,6 +10,7 @@
 
 #include "image/sha256.hpp"
 #include "spec/validators.hpp"
+#include "util/hash.hpp"
 
 namespace bowline::image {
 namespace fs = std::filesystem;
@@ -18,6 +19,9 @@ namespace {
 
 constexpr std::string_view kPartSuffix = ".part";
 constexpr std::string_view kDigestSuffix = ".sha256";
+constexpr std::string_view kUrlSuffix = ".url";
+constexpr std::size_t kKeyDigits = 16;     // 64 bits of the URL's SHA-256
+constexpr std::size_t kMaxFileName = 240;  // under NAME_MAX (255) with a sidecar's suffix
 
 // A single file name inside a directory of ours: never a path, never a way out of it.
 void check_file_name(std::string_view name, std::string_view what) {
@@ -74,6 +78,12 @@ void record_digest(const fs::path& file, const std::string& digest) {
   if (ec) fs::remove(temporary, ec);
 }
 
+// Best effort, for people reading the cache directory: which URL a keyed file came from.
+void record_url(const fs::path& file, const std::string& url) {
+  std::ofstream out(with_suffix(file, kUrlSuffix), std::ios::trunc);
+  out << url << "\n";
+}
+
 std::string describe(const std::error_code& ec) {
   return ec.message();
 }
@@ -108,16 +118,25 @@ ImageCache::ImageCache(CacheOptions options) : options_(std::move(options)) {
     options_.base_image_path = fs::absolute(options_.base_image_path).lexically_normal();
 }
 
-fs::path ImageCache::cache_file(std::string_view url) const {
+fs::path ImageCache::unkeyed_cache_file(std::string_view url) const {
   const auto name = spec::url_file_name(url);
   check_file_name(name, "the file name of the image URL");
   const std::string_view view(name);
-  if (view.ends_with(kPartSuffix) || view.ends_with(kDigestSuffix))
+  if (view.ends_with(kPartSuffix) || view.ends_with(kDigestSuffix) || view.ends_with(kUrlSuffix))
     throw ImageError("the image URL's file name \"" + name +
-                     "\" ends in .part or .sha256, which the base cache keeps for itself");
+                     "\" ends in .part, .sha256 or .url, which the base cache keeps for itself");
   if (options_.base_image_path.empty())
     throw ImageError("no base image cache is configured for downloads");
   return options_.base_image_path / name;
+}
+
+fs::path ImageCache::cache_file(std::string_view url) const {
+  auto name = unkeyed_cache_file(url).filename().string();
+  const auto key = util::sha256_hex(url).substr(0, kKeyDigits);
+  // A very long name keeps its end (the extension): the key tells URLs apart anyway.
+  if (key.size() + 1 + name.size() > kMaxFileName)
+    name = name.substr(name.size() - (kMaxFileName - key.size() - 1));
+  return options_.base_image_path / (key + "-" + name);
 }
 
 std::vector<fs::path> ImageCache::library_candidates(std::string_view name) const {
@@ -170,6 +189,8 @@ fs::path ImageCache::resolve_library(const std::string& name) const {
 fs::path ImageCache::resolve_url(const spec::Image& image, const Progress& progress) {
   const auto file = cache_file(image.reference);
   const auto key = file.filename().string();
+  if (std::error_code ec; !fs::exists(file, ec))
+    if (auto old = vouched_unkeyed(image)) return *old;
   std::shared_ptr<Flight> flight;
   bool leader = false;
   {
@@ -237,6 +258,7 @@ void ImageCache::download(const spec::Image& image, const fs::path& file,
   if (ec)
     throw ImageError("cannot move " + part.string() + " to " + file.string() + ": " + describe(ec));
   record_digest(file, got.sha256);
+  record_url(file, image.reference);
 }
 
 void ImageCache::verify_cached(const spec::Image& image, const fs::path& file) const {
@@ -250,6 +272,20 @@ void ImageCache::verify_cached(const spec::Image& image, const fs::path& file) c
     throw ImageError("the cached base image " + file.string() + " has sha256:" + *digest +
                      ", but the template's imageChecksum is sha256:" + *image.sha256 +
                      ": remove the file to download " + image.reference + " again");
+}
+
+std::optional<fs::path> ImageCache::vouched_unkeyed(const spec::Image& image) const {
+  if (!image.sha256) return std::nullopt;  // it may be another URL's file of the same name
+  const auto file = unkeyed_cache_file(image.reference);
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
+  auto digest = recorded_digest(file);
+  if (!digest) {
+    digest = sha256_file(file);
+    record_digest(file, *digest);
+  }
+  if (*digest != *image.sha256) return std::nullopt;
+  return file;
 }
 
 }  // namespace bowline::image

@@ -1,7 +1,7 @@
 // Where a template's image lives on this node: a bare name in the cloud-image library, an
-// absolute path as it is, or an URL downloaded once into the base cache and named after the
-// URL's last path segment. The result is always an absolute path to a regular file, ready to
-// back a qcow2 overlay.
+// absolute path as it is, or an URL downloaded once into the base cache under a name made of
+// a digest of the whole URL and its last path segment. The result is always an absolute path
+// to a regular file, ready to back a qcow2 overlay.
 #pragma once
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,10 +31,16 @@ struct CacheOptions {
 // (single-flight within this process; another process writing the same cache is not
 // guarded against).
 //
-// Cache layout, per URL: `<base>/<name>` once complete and verified, `<name>.part` while
-// downloading or after an interruption (the next resolve resumes it), `<name>.sha256` with
-// the complete file's digest in sha256sum's format, so a later imageChecksum is checked
-// without reading the image again (recomputed when the image is newer than it).
+// Cache layout, per URL: `<base>/<key>-<name>` once complete and verified, where <key> is 16
+// hex digits of the URL's SHA-256 and <name> its last path segment, so two URLs that end in
+// the same file name never share a file; `<key>-<name>.part` while downloading or after an
+// interruption (the next resolve resumes it); `.sha256` beside it with the complete file's
+// digest in sha256sum's format, so a later imageChecksum is checked without reading the image
+// again (recomputed when the image is newer than it); `.url` with the URL, for people.
+//
+// Older caches (bowline's before the key, knot's) hold `<base>/<name>`, which may have come
+// from any URL with that name: it is used only when the template's imageChecksum matches it,
+// else the URL is downloaded under its own key. It is never removed (overlays may use it).
 class ImageCache {
  public:
   explicit ImageCache(CacheOptions options);  // the paths are made absolute here
@@ -47,6 +54,8 @@ class ImageCache {
 
   // Where an URL is cached; throws ImageError when the URL gives no safe file name.
   std::filesystem::path cache_file(std::string_view url) const;
+  // Where a cache without keys kept it: `<base>/<name>`.
+  std::filesystem::path unkeyed_cache_file(std::string_view url) const;
   // The files a bare library name may be, in the order they are tried.
   std::vector<std::filesystem::path> library_candidates(std::string_view name) const;
 
@@ -59,10 +68,12 @@ class ImageCache {
   void download(const spec::Image& image, const std::filesystem::path& file,
                 const Progress& progress);
   void verify_cached(const spec::Image& image, const std::filesystem::path& file) const;
+  // The old layout's file for `image` when its imageChecksum vouches for it.
+  std::optional<std::filesystem::path> vouched_unkeyed(const spec::Image& image) const;
 
   CacheOptions options_;
   std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Flight>> flights_;  // by cache file name
+  std::map<std::string, std::shared_ptr<Flight>> flights_;  // by cache file name (keyed)
 };
 
 }  // namespace bowline::image

@@ -15,6 +15,7 @@
 
 #include "image/errors.hpp"
 #include "image/sha256.hpp"
+#include "spec/quantity.hpp"
 #include "util/curl.hpp"
 #include "util/strings.hpp"
 
@@ -106,6 +107,7 @@ std::string status_text(long status) {
 // The state of one request, shared with libcurl's callbacks.
 struct Attempt {
   CURL* handle = nullptr;
+  const DownloadOptions* options = nullptr;
   int fd = -1;
   Sha256* hash = nullptr;
   const Progress* progress = nullptr;
@@ -116,8 +118,12 @@ struct Attempt {
   std::uint64_t reported = 0;  // the size last reported
   bool reported_any = false;
   bool decided = false;  // the response was judged and its body is being written
-  std::optional<ContentRange> content_range;  // of the latest response
-  std::string failure;                        // why we stopped the transfer ourselves
+  // The latest response's status line and headers (a redirect's, then the file's).
+  long status = 0;
+  std::optional<ContentRange> content_range;
+  std::optional<std::uint64_t> content_length;
+  std::string location;
+  std::string failure;  // why we stopped the transfer ourselves
   std::exception_ptr callback_error;
 
   bool report(bool force) {
@@ -136,13 +142,86 @@ struct Attempt {
   }
 };
 
+// "HTTP/1.1 302 Found" -> 302; 0 when the line is not a status line.
+long parse_status(std::string_view line) {
+  const auto space = line.find(' ');
+  if (space == std::string_view::npos) return 0;
+  const auto code = parse_number(line.substr(space + 1, 3));
+  return code ? static_cast<long>(*code) : 0;
+}
+
+std::string limit_text(std::uint64_t limit) {
+  return std::string(kMaxSizeSetting) + " (" + spec::format_binary_size(limit) + ")";
+}
+
+// Where a redirect leads, resolved against the URL it came from: "https://host/x" or, when
+// libcurl cannot parse it, the Location header as sent. Empty scheme: not a URL it knows.
+struct Target {
+  std::string url;
+  std::string scheme;
+};
+
+Target redirect_target(CURL* handle, const std::string& location) {
+  Target target{location, ""};
+  char* base = nullptr;
+  curl_easy_getinfo(handle, CURLINFO_EFFECTIVE_URL, &base);
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> url(curl_url(), curl_url_cleanup);
+  if (!url || !base || curl_url_set(url.get(), CURLUPART_URL, base, 0) != CURLUE_OK ||
+      curl_url_set(url.get(), CURLUPART_URL, location.c_str(), CURLU_NON_SUPPORT_SCHEME) !=
+          CURLUE_OK)
+    return target;
+  char* text = nullptr;
+  if (curl_url_get(url.get(), CURLUPART_URL, &text, 0) == CURLUE_OK) {
+    target.url = text;
+    curl_free(text);
+  }
+  if (curl_url_get(url.get(), CURLUPART_SCHEME, &text, 0) == CURLUE_OK) {
+    target.scheme = util::to_lower(text);
+    curl_free(text);
+  }
+  return target;
+}
+
+// At the end of a response's headers: a redirect must stay on https:// and the file must fit
+// under the size limit. Returns why the transfer stops here, or nothing.
+std::string judge_headers(const Attempt& a) {
+  if (a.status >= 300 && a.status < 400 && !a.location.empty()) {
+    const auto target = redirect_target(a.handle, a.location);
+    if (target.scheme == "https") return {};
+    return "the server redirected to " + target.url +
+           ", which is not https://: bowline follows redirects only to https:// (a plain-HTTP "
+           "hop could be altered in transit); use the final https:// URL in the template";
+  }
+  std::optional<std::uint64_t> total;
+  if (a.status == 200) total = a.content_length;
+  if (a.status == 206) {
+    total = a.content_range ? a.content_range->total : std::nullopt;
+    if (!total && a.content_length) total = a.offset + *a.content_length;
+  }
+  if (!total || *total <= a.options->max_size) return {};
+  return "the image is " + std::to_string(*total) + " bytes, larger than " +
+         limit_text(a.options->max_size) + " allows; nothing was kept. Raise " + kMaxSizeSetting +
+         " to download it";
+}
+
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
   auto& a = *static_cast<Attempt*>(user);
   const std::string_view line(data, size * count);
   if (line.starts_with("HTTP/")) {
-    a.content_range.reset();  // a new response (after a redirect, say)
+    // A new response (after a redirect, say).
+    a.status = parse_status(line);
+    a.content_range.reset();
+    a.content_length.reset();
+    a.location.clear();
   } else if (util::starts_with_ci(line, "content-range:")) {
     a.content_range = parse_content_range(util::trim(line.substr(14)));
+  } else if (util::starts_with_ci(line, "content-length:")) {
+    a.content_length = parse_number(util::trim(line.substr(15)));
+  } else if (util::starts_with_ci(line, "location:")) {
+    a.location = util::trim(line.substr(9));
+  } else if (util::trim(line).empty()) {
+    a.failure = judge_headers(a);
+    if (!a.failure.empty()) return 0;
   }
   return size * count;
 }
@@ -192,6 +271,15 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     }
     a.decided = true;
   }
+  // The headers did not say (or said less): the bytes themselves must stay under the limit.
+  if (a.size + n > a.options->max_size) {
+    a.failure = "the image grew past " + limit_text(a.options->max_size) + " at " +
+                std::to_string(a.size + n) +
+                " bytes, more than its headers announced; the partial download was removed. "
+                "Raise " +
+                kMaxSizeSetting + " to download it";
+    return 0;
+  }
   if (!write_all(a.fd, data, n)) {
     a.failure = std::string("cannot write the partial file: ") + std::strerror(errno);
     return 0;
@@ -231,7 +319,12 @@ void set_request_options(CURL* h, const std::string& url, std::uint64_t existing
                          const DownloadOptions& options, Attempt& a, char* error) {
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https,http");
+  // The template may name http:// (pinned by imageChecksum); a hop the server picks may not.
+  // judge_headers says so first, naming the target; this is the backstop.
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+  // No CURLOPT_MAXFILESIZE_LARGE: libcurl would stop on Content-Length before the header
+  // callback saw it, with a message that cannot name the size; judge_headers and on_body
+  // enforce max_size instead, with or without a Content-Length.
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -308,6 +401,10 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
   File file(part);
   hash.reset();
   const std::uint64_t existing = hash_file_into(part, hash);
+  if (existing > options.max_size)  // kept from before the limit was lowered
+    fail_and_remove(part, "downloading " + url + ": the partial download of " +
+                              std::to_string(existing) + " bytes is already larger than " +
+                              limit_text(options.max_size) + "; it was removed");
   if (::lseek(file.get(), static_cast<off_t>(existing), SEEK_SET) < 0)
     throw ImageError("cannot seek in " + part.string() + ": " + std::strerror(errno));
 
@@ -315,6 +412,7 @@ AttemptResult attempt_once(const std::string& url, const std::filesystem::path& 
   CURL* h = handle.get();
   Attempt a;
   a.handle = h;
+  a.options = &options;
   a.fd = file.get();
   a.hash = &hash;
   a.progress = &progress;

@@ -1,6 +1,7 @@
 // One file over HTTP(S) with libcurl into a partial file that survives interruptions: the next
 // call resumes it with a Range request. ImageCache decides where the file goes and when it is
-// complete; this part only moves bytes.
+// complete; this part only moves bytes, and refuses what it must not move: redirects that
+// leave https://, and files larger than the size limit.
 #pragma once
 
 #include <chrono>
@@ -27,18 +28,27 @@ struct DownloadOptions {
   // Attempts per call. An attempt that fails after receiving data is followed by another,
   // resumed where it stopped; a failure before any data ends the call at once.
   int max_attempts = 3;
+  // The largest file accepted, in bytes (kMaxSizeSetting). A larger Content-Length (or
+  // Content-Range total) is refused before a byte is written; a body that grows past it is
+  // cut off. Either way the partial file is removed.
+  std::uint64_t max_size = std::uint64_t{64} << 30;
 };
+
+// The server setting behind DownloadOptions::max_size, named in the error that it causes.
+inline constexpr const char* kMaxSizeSetting = "server.kvm.max_image_size";
 
 struct Downloaded {
   std::uint64_t size = 0;
   std::string sha256;  // lowercase hex of the whole file
 };
 
-// Fetches `url` into `part`, keeping what `part` already holds when the server honours a
-// Range request and starting over when it does not (200) or cannot (416 with another size).
-// An HTTP error status removes `part`; a transport failure (drop, stall) keeps it for the
-// next call. Progress runs on the calling thread; it must not throw — if it does, the
-// transfer stops and the exception propagates, `part` kept. Throws ImageError.
+// Fetches `url` (https:// or http://) into `part`, keeping what `part` already holds when the
+// server honours a Range request and starting over when it does not (200) or cannot (416 with
+// another size). Redirects are followed to https:// only: a plain-HTTP hop could be altered
+// in transit. An HTTP error status, a refused redirect or a file over max_size removes
+// `part`; a transport failure (drop, stall) keeps it for the next call. Progress runs on the
+// calling thread; it must not throw — if it does, the transfer stops and the exception propagates,
+// `part` kept. Throws ImageError.
 Downloaded download_file(const std::string& url, const std::filesystem::path& part,
                          const DownloadOptions& options, const Progress& progress = {});
 

@@ -7,6 +7,7 @@
 #include "plan/plan.hpp"
 #include "spec/quantity.hpp"
 #include "spec/validators.hpp"
+#include "util/hash.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::kubevirt {
@@ -14,7 +15,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kManagedBy = "app.kubernetes.io/managed-by";
 constexpr const char* kInstance = "app.kubernetes.io/instance";
 constexpr const char* kPodNetwork = "default";
 constexpr const char* kSystemDisk = "system";
@@ -59,6 +59,10 @@ class Renderer {
 
   void check_names() {
     if (auto p = check_dns1123_label(o_.ns); !p.empty()) problem("namespace: " + p);
+    if (!is_label_value(o_.space_id))
+      problem("space.id: \"" + o_.space_id + "\" cannot label the objects (" + kSpaceIdLabel +
+              "): up to 63 letters, digits, '-', '_' and '.', starting and ending with a letter "
+              "or digit");
     if (auto p = check_subdomain(s_.name); !p.empty()) {
       problem("name: " + p + " (libvirt accepts it; Kubernetes does not)");
     } else if (auto q = check_dns1035_label(s_.name); !q.empty()) {
@@ -110,10 +114,14 @@ class Renderer {
       problem("instanceProfile: unknown preference \"" + *s_.instance_profile + "\"");
   }
 
-  Json labels() const { return Json{{kManagedBy, "bowline"}, {kInstance, s_.name}}; }
+  // What selects the VM's pod (the template's and the Service's selector).
+  Json labels() const { return Json{{kManagedByLabel, kManagedByBowline}, {kInstance, s_.name}}; }
 
+  // An object's own labels: also whose it is, which apply and delete check on the cluster.
   Json metadata(const std::string& name) const {
-    return Json{{"name", name}, {"namespace", o_.ns}, {"labels", labels()}};
+    auto labels = this->labels();
+    labels[kSpaceIdLabel] = space_label_value(o_.space_id, o_.ns, s_.name);
+    return Json{{"name", name}, {"namespace", o_.ns}, {"labels", labels}};
   }
 
   // ---- DataVolume ----------------------------------------------------------------------
@@ -123,7 +131,11 @@ class Renderer {
     switch (s_.image.kind) {
       case spec::ImageKind::Url:
         source = Json{{"http", Json{{"url", s_.image.reference}}}};
-        if (s_.image.sha256)
+        if (spec::is_plain_http_url(s_.image.reference))
+          problem("image: CDI would import \"" + s_.image.reference +
+                  "\" over plain HTTP without checking imageChecksum, so nothing pins what "
+                  "arrives: on KubeVirt give an https:// URL or a library image name");
+        else if (s_.image.sha256)
           notes_.push_back("imageChecksum: CDI's http import does not verify checksums");
         break;
       case spec::ImageKind::Library:
@@ -427,6 +439,16 @@ std::string system_disk_name(const std::string& vm_name) {
 
 std::string cloud_init_secret_name(const std::string& vm_name) {
   return vm_name + "-cloud-init";
+}
+
+std::string space_label_value(const std::string& space_id, const std::string& ns,
+                              const std::string& vm_name) {
+  if (!space_id.empty()) return space_id;
+  return util::sha256_hex(ns + "/" + vm_name).substr(0, 16);
+}
+
+Json ownership_labels(const std::string& space_label) {
+  return Json{{kManagedByLabel, kManagedByBowline}, {kSpaceIdLabel, space_label}};
 }
 
 Manifests render_manifests(const spec::Spec& spec, const RenderOptions& options) {

@@ -20,7 +20,8 @@ struct RenderOptions {
   std::string ns;          // the Kubernetes namespace (also in the cloudInitSeed UUID)
   plan::Owner owner;       // the account bowline's user-data creates (its id is not used)
   std::string space_name;  // recorded as an annotation when given
-  // Salts the password hash; empty: "<namespace>/<VM name>", stable for the VM's life.
+  // Salts the password hash and labels every object (kSpaceIdLabel); empty: "<namespace>/<VM
+  // name>" salts and a digest of it labels, stable for the VM's life.
   std::string space_id;
   // A library image (bare name) is cloned from the PVC of that name in this namespace.
   std::string image_namespace = "bowline-images";
@@ -50,6 +51,18 @@ class RenderError : public std::runtime_error {
  private:
   std::vector<std::string> problems_;
 };
+
+// Every object is labelled managed-by bowline and with its space: apply and delete change only
+// objects on the cluster that carry both, with this space's values (apply.hpp).
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kManagedByBowline = "bowline";
+inline constexpr const char* kSpaceIdLabel = "bowline/space-id";
+// The kSpaceIdLabel value: `space_id` itself, or without one 16 hex digits of the SHA-256 of
+// "<namespace>/<VM name>" (a CLI apply without --var space.id).
+std::string space_label_value(const std::string& space_id, const std::string& ns,
+                              const std::string& vm_name);
+// {managed-by: bowline, bowline/space-id: value}
+nlohmann::ordered_json ownership_labels(const std::string& space_label);
 
 // Throws RenderError. The spec must come from load_spec with values (no unknown fields).
 Manifests render_manifests(const spec::Spec& spec, const RenderOptions& options);

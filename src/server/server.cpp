@@ -180,6 +180,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     image::CacheOptions cache_options;
     cache_options.cloud_image_path = settings.cloud_image_path;
     cache_options.base_image_path = settings.base_image_path;
+    cache_options.download.max_size = settings.max_image_size;
     image::ImageCache images(cache_options);
     util::SystemProcessRunner runner;
     image::Disks disks(runner);

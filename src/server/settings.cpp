@@ -9,6 +9,7 @@
 
 #include "api/http_server.hpp"
 #include "engine/placement.hpp"
+#include "spec/quantity.hpp"
 #include "util/strings.hpp"
 
 extern char** environ;
@@ -55,6 +56,8 @@ const std::vector<SettingKey>& setting_keys() {
        "KNOT_KVM_CLOUD_IMAGE_PATH"},
       {"server.kvm.base_image_path", "--base-image-path", "BOWLINE_KVM_BASE_IMAGE_PATH",
        "where downloaded images are cached", "--kvm-base-image-path", "KNOT_KVM_BASE_IMAGE_PATH"},
+      {"server.kvm.max_image_size", "--max-image-size", "BOWLINE_KVM_MAX_IMAGE_SIZE",
+       "the largest image a template's URL may download (64G, 512M)"},
       {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
        "DNS servers for bridged guests (comma-separated)", "--kvm-resolvers", "KNOT_KVM_RESOLVERS"},
       {"server.kvm.dedicated_cpus", "--dedicated-cpus", "BOWLINE_KVM_DEDICATED_CPUS",
@@ -393,6 +396,16 @@ void set_dedicated_cpus(ServerSettings& s, const Raw& r, const fs::path&) {
   }
 }
 
+void set_max_image_size(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto text = util::trim(r.text("server.kvm.max_image_size"));
+  const auto parsed = spec::parse_size(text);
+  if (!parsed.ok())
+    throw SettingsError("server.kvm.max_image_size (" + r.where() + "): " + parsed.error());
+  if (parsed.value() == 0)
+    throw SettingsError("server.kvm.max_image_size (" + r.where() + "): must be more than 0");
+  s.max_image_size = parsed.value();
+}
+
 void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto value = util::to_lower(util::trim(r.text("server.secure_cookies")));
   if (value == "true")
@@ -447,6 +460,7 @@ const std::map<std::string, Setter>& setters() {
       {"server.kvm.images_path", set_path<&ServerSettings::images_path>},
       {"server.kvm.cloud_image_path", set_path<&ServerSettings::cloud_image_path>},
       {"server.kvm.base_image_path", set_path<&ServerSettings::base_image_path>},
+      {"server.kvm.max_image_size", set_max_image_size},
       {"server.kvm.resolvers", set_resolvers},
       {"server.kvm.dedicated_cpus", set_dedicated_cpus},
       {"server.external_ports", set_external_ports},
@@ -527,6 +541,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.images_path", s.images_path.string()},
       {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
       {"server.kvm.base_image_path", s.base_image_path.string()},
+      {"server.kvm.max_image_size", spec::format_binary_size(s.max_image_size)},
       {"server.kvm.resolvers", resolvers},
       {"server.kvm.dedicated_cpus", cpus},
       {"server.external_ports",

@@ -51,6 +51,8 @@ struct ServerSettings {
   std::filesystem::path images_path = "/var/lib/libvirt/images/bowline";
   std::filesystem::path cloud_image_path;  // default <images_path>/cloud-images
   std::filesystem::path base_image_path;   // default <images_path>/base
+  // The largest image a template's URL may download, in bytes.
+  std::uint64_t max_image_size = std::uint64_t{64} << 30;
   std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
   // Host ports that publish external NAT spaces' guest ports (template external: PortList).
   std::uint16_t external_port_first = 20000;

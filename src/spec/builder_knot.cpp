@@ -57,6 +57,7 @@ void SpecBuilder::read_identity(const YAML::Node& root) {
 
 void SpecBuilder::read_image(const YAML::Node& root) {
   const YAML::Node image = root["image"];
+  bool plain_http = false;
   if (Reader::absent(image)) {
     r_.error(Reader::key_of(root, "image"), "image",
              "image must be set: a library name (debian-12), an https:// URL or an absolute path");
@@ -64,6 +65,8 @@ void SpecBuilder::read_image(const YAML::Node& root) {
     spec_.image.reference = *value;
     if (auto problem = check_image(*value, spec_.image.kind); !problem.empty())
       r_.error(image, "image", problem);
+    else
+      plain_http = is_plain_http_url(*value);
   } else if (unknown("image")) {
     spec_.image.reference = image.Scalar();
   }
@@ -75,6 +78,12 @@ void SpecBuilder::read_image(const YAML::Node& root) {
     else
       spec_.image.sha256 = hex;
   }
+  // Only a checksum makes a plain-HTTP download trustworthy (a bad or templated one is
+  // reported, or checked, on its own).
+  if (plain_http && Reader::absent(checksum))
+    r_.error(image, "image",
+             "an http:// image needs imageChecksum: plain HTTP can be altered in transit, so give "
+             "the image's sha256:<64 hex digits> in imageChecksum to pin it (or use https://)");
 }
 
 void SpecBuilder::read_knot_sizing(const YAML::Node& root) {

@@ -123,6 +123,10 @@ std::string url_file_name(std::string_view url) {
   return std::string(slash == std::string_view::npos ? url : url.substr(slash + 1));
 }
 
+bool is_plain_http_url(std::string_view url) {
+  return util::starts_with_ci(url, "http://");
+}
+
 std::string check_image(std::string_view ref, ImageKind& kind) {
   if (ref.empty()) return "image must be set: a library name, an https:// URL or an absolute path";
   for (char c : ref)

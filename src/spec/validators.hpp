@@ -27,6 +27,8 @@ std::string check_dns_label(std::string_view name);
 std::string check_image(std::string_view reference, ImageKind& kind);
 // The file name an URL is cached under: its last path segment, query and fragment dropped.
 std::string url_file_name(std::string_view url);
+// An http:// URL (any case): one that needs imageChecksum.
+bool is_plain_http_url(std::string_view url);
 
 // "sha256:<64 hex>" -> lowercase hex.
 std::string check_image_checksum(std::string_view text, std::string& sha256_hex);

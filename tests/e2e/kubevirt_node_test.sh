@@ -162,8 +162,8 @@ applies=$(requests_since 0)
 check_eq "four server-side applies, in order" \
   "/apis/cdi.kubevirt.io/v1beta1/namespaces/$ns/datavolumes/e2e-dev-system /api/v1/namespaces/$ns/secrets/e2e-dev-cloud-init /apis/kubevirt.io/v1/namespaces/$ns/virtualmachines/e2e-dev /api/v1/namespaces/$ns/services/e2e-dev" \
   "$(jq -r .path <<<"$applies" | paste -sd ' ')"
-check_eq "each: PATCH ?fieldManager=bowline&force=true, apply-patch+yaml, the kubeconfig's token" \
-  "4" "$(jq -r --arg t "Bearer $token" 'select(.method == "PATCH" and .query == {"fieldManager": ["bowline"], "force": ["true"]} and .content_type == "application/apply-patch+yaml" and .authorization == $t) | 1' <<<"$applies" | wc -l | tr -d ' ')"
+check_eq "each: PATCH ?fieldManager=bowline (new: no force), apply-patch+yaml, the kubeconfig's token" \
+  "4" "$(jq -r --arg t "Bearer $token" 'select(.method == "PATCH" and .query == {"fieldManager": ["bowline"]} and .content_type == "application/apply-patch+yaml" and .authorization == $t) | 1' <<<"$applies" | wc -l | tr -d ' ')"
 vm_body=$(jq -r 'select(.path | endswith("/virtualmachines/e2e-dev")) | .body' <<<"$applies")
 check_eq "the VirtualMachine's body: name, namespace, owner, runStrategy, instance type" \
   "e2e-dev $ns admin Always u1.small" \
@@ -182,8 +182,9 @@ check_eq "stop: one merge patch of runStrategy" \
 m=$(mark)
 out=$("$BOWLINE" space start dev --wait --timeout 60 2>&1)
 check_match "space start --wait" "space dev is running" "$out"
-check_eq "start re-applies the changed template, running" "Always u1.large" \
-  "$(requests_since "$m" | jq -r 'select(.path | endswith("/virtualmachines/e2e-dev")) | .body | fromjson | "\(.spec.runStrategy) \(.spec.instancetype.name)"')"
+check_eq "start re-applies the changed template, running, forced over its own objects" \
+  "Always u1.large true" \
+  "$(requests_since "$m" | jq -r 'select(.path | endswith("/virtualmachines/e2e-dev")) | "\(.body | fromjson | "\(.spec.runStrategy) \(.spec.instancetype.name)") \(.query.force[0])"')"
 
 # 4: restart
 m=$(mark)

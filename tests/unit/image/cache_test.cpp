@@ -91,12 +91,22 @@ TEST_F(Cache, NamesThatLeaveTheirDirectoryAreRefused) {
   EXPECT_THROW(cache.cache_file("https://example.org/images/"), ImageError);
   EXPECT_THROW(cache.cache_file("https://example.org/x.qcow2.part"), ImageError);
   EXPECT_THROW(cache.cache_file("https://example.org/x.qcow2.sha256"), ImageError);
+  EXPECT_THROW(cache.cache_file("https://example.org/x.qcow2.url"), ImageError);
 }
 
-TEST_F(Cache, AnUrlIsCachedUnderItsLastPathSegmentWithoutTheQuery) {
+TEST_F(Cache, AnUrlIsCachedUnderADigestOfItAndItsLastPathSegmentWithoutTheQuery) {
   ImageCache cache(options_);
-  EXPECT_EQ(cache.cache_file("https://cloud.debian.org/images/debian-12-generic-amd64.qcow2?x=1"),
+  const std::string url = "https://cloud.debian.org/images/debian-12-generic-amd64.qcow2?x=1";
+  EXPECT_EQ(cache.cache_file(url),
+            fs::path(dir_.file("base/" + util::sha256_hex(url).substr(0, 16) +
+                               "-debian-12-generic-amd64.qcow2")));
+  EXPECT_EQ(cache.unkeyed_cache_file(url),
             fs::path(dir_.file("base/debian-12-generic-amd64.qcow2")));
+  // A name too long for the key in front keeps its end.
+  const std::string name(250, 'n');
+  const auto file = cache.cache_file("https://h/" + name + ".qcow2").filename().string();
+  EXPECT_EQ(file.size(), 240u);
+  EXPECT_TRUE(file.ends_with("nnn.qcow2")) << file;
 }
 
 TEST_F(Cache, AnAbsolutePathIsUsedAsIs) {
@@ -111,16 +121,17 @@ TEST_F(Cache, AnAbsolutePathIsUsedAsIs) {
 TEST_F(Cache, APreSeededCacheFileIsUsedWithoutANetworkAndItsChecksumChecked) {
   fs::create_directories(dir_.file("base"));
   const auto bytes = test_bytes(100000, 1);
-  write_file(dir_.file("base/seeded.qcow2"), bytes);
-  ImageCache cache(options_);
   // No server listens at this address: the cache must not ask.
   spec::Image image{spec::ImageKind::Url, "https://127.0.0.1:1/images/seeded.qcow2", {}};
-  EXPECT_EQ(cache.resolve(image), fs::path(dir_.file("base/seeded.qcow2")));
+  ImageCache cache(options_);
+  const auto file = cache.cache_file(image.reference);
+  write_file(file.string(), bytes);
+  EXPECT_EQ(cache.resolve(image), file);
 
   image.sha256 = util::sha256_hex(bytes);
-  EXPECT_EQ(cache.resolve(image), fs::path(dir_.file("base/seeded.qcow2")));
-  EXPECT_EQ(read_file(dir_.file("base/seeded.qcow2.sha256")),
-            util::sha256_hex(bytes) + "  seeded.qcow2\n");
+  EXPECT_EQ(cache.resolve(image), file);
+  EXPECT_EQ(read_file(file.string() + ".sha256"),
+            util::sha256_hex(bytes) + "  " + file.filename().string() + "\n");
 
   image.sha256 = std::string(64, 'a');
   try {
@@ -130,6 +141,32 @@ TEST_F(Cache, APreSeededCacheFileIsUsedWithoutANetworkAndItsChecksumChecked) {
     EXPECT_THAT(e.what(), HasSubstr("has sha256:" + util::sha256_hex(bytes)));
     EXPECT_THAT(e.what(), HasSubstr("imageChecksum is sha256:" + std::string(64, 'a')));
   }
+}
+
+// The old layout, <base>/<name>, seeded by hand or by an older bowline or knot: the checksum
+// says whether it is the image the template means (issue 14 item 12).
+using security_cache = Cache;
+
+TEST_F(security_cache, AnOldLayoutFileIsUsedOnlyWithAMatchingChecksum) {
+  fs::create_directories(dir_.file("base"));
+  const auto bytes = test_bytes(100000, 1);
+  write_file(dir_.file("base/seeded.qcow2"), bytes);
+  ImageCache cache(options_);
+  spec::Image image{spec::ImageKind::Url, "https://127.0.0.1:1/images/seeded.qcow2",
+                    util::sha256_hex(bytes)};
+  EXPECT_EQ(cache.resolve(image), fs::path(dir_.file("base/seeded.qcow2")));
+  // Without one, or with another, it could be any URL's file: the URL is asked (and here
+  // nothing answers).
+  for (const auto& sum : {std::optional<std::string>{}, std::optional(std::string(64, 'a'))}) {
+    image.sha256 = sum;
+    try {
+      cache.resolve(image);
+      ADD_FAILURE() << "the old file was used";
+    } catch (const ImageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("downloading https://127.0.0.1:1/images/seeded.qcow2"));
+    }
+  }
+  EXPECT_EQ(read_file(dir_.file("base/seeded.qcow2")), bytes);
 }
 
 TEST_F(Cache, AReplacedCacheFileIsHashedAgain) {

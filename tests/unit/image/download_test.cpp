@@ -65,6 +65,13 @@ class Download : public ::testing::Test {
     return {spec::ImageKind::Url, url(mode, name), std::move(sha256)};
   }
   std::string base(const std::string& name) const { return dir_.file("base/" + name); }
+  // Where the cache keeps this test's URL (a digest of the URL, then its file name).
+  std::string cached(const std::string& mode, const std::string& name) const {
+    return ImageCache(options_).cache_file(url(mode, name)).string();
+  }
+  std::string cached_name(const std::string& mode, const std::string& name) const {
+    return fs::path(cached(mode, name)).filename().string();
+  }
   // This test's requests.
   std::vector<nlohmann::json> requests() const {
     std::vector<nlohmann::json> out;
@@ -90,21 +97,24 @@ void wait_for_file(const std::string& path) {
 
 TEST_F(Download, DownloadsOnceThenUsesTheCache) {
   const auto bytes = publish("debian.qcow2");
+  const auto file = cached("plain", "debian.qcow2");
   {
     ImageCache cache(options_);
-    EXPECT_EQ(cache.resolve(image("plain", "debian.qcow2")), fs::path(base("debian.qcow2")));
-    EXPECT_EQ(cache.resolve(image("plain", "debian.qcow2")), fs::path(base("debian.qcow2")));
+    EXPECT_EQ(cache.resolve(image("plain", "debian.qcow2")), fs::path(file));
+    EXPECT_EQ(cache.resolve(image("plain", "debian.qcow2")), fs::path(file));
   }
   ImageCache restarted(options_);  // the cache is on disk, not in memory
-  EXPECT_EQ(restarted.resolve(image("plain", "debian.qcow2")), fs::path(base("debian.qcow2")));
+  EXPECT_EQ(restarted.resolve(image("plain", "debian.qcow2")), fs::path(file));
 
-  EXPECT_EQ(read_file(base("debian.qcow2")), bytes);
+  EXPECT_EQ(read_file(file), bytes);
+  EXPECT_EQ(read_file(file + ".url"), url("plain", "debian.qcow2") + "\n");
   const auto seen = requests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0]["path"], "/plain/" + id_ + "/debian.qcow2");
   EXPECT_EQ(seen[0]["range"], "");
   EXPECT_EQ(seen[0]["status"], 200);
-  EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre("debian.qcow2", "debian.qcow2.sha256"));
+  const auto name = cached_name("plain", "debian.qcow2");
+  EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre(name, name + ".sha256", name + ".url"));
 }
 
 TEST_F(Download, AMatchingChecksumIsAccepted) {
@@ -139,16 +149,17 @@ TEST_F(Download, AnInterruptedTransferIsResumedByTheNextResolve) {
   } catch (const ImageError& e) {
     EXPECT_THAT(e.what(), HasSubstr("the next try resumes"));
   }
-  EXPECT_FALSE(fs::exists(base("big.qcow2")));
-  const auto kept = fs::file_size(base("big.qcow2.part"));
+  const auto file = cached("drop-once", "big.qcow2");
+  EXPECT_FALSE(fs::exists(file));
+  const auto kept = fs::file_size(file + ".part");
   EXPECT_GT(kept, 0u);
   EXPECT_LT(kept, bytes.size());
-  EXPECT_EQ(read_file(base("big.qcow2.part")), bytes.substr(0, kept));
+  EXPECT_EQ(read_file(file + ".part"), bytes.substr(0, kept));
 
   EXPECT_EQ(cache.resolve(image("drop-once", "big.qcow2", util::sha256_hex(bytes))),
-            fs::path(base("big.qcow2")));
-  EXPECT_EQ(read_file(base("big.qcow2")), bytes);
-  EXPECT_FALSE(fs::exists(base("big.qcow2.part")));
+            fs::path(file));
+  EXPECT_EQ(read_file(file), bytes);
+  EXPECT_FALSE(fs::exists(file + ".part"));
   const auto seen = requests();
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[1]["range"], "bytes=" + std::to_string(kept) + "-");
@@ -161,7 +172,7 @@ TEST_F(Download, AnInterruptedTransferIsResumedWithinOneResolve) {
   Steps steps;
   cache.resolve(image("drop-once", "flaky.qcow2", util::sha256_hex(bytes)),
                 [&](std::uint64_t done, std::uint64_t total) { steps.emplace_back(done, total); });
-  EXPECT_EQ(read_file(base("flaky.qcow2")), bytes);
+  EXPECT_EQ(read_file(cached("drop-once", "flaky.qcow2")), bytes);
   const auto seen = requests();
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0]["range"], "");
@@ -174,10 +185,11 @@ TEST_F(Download, AnInterruptedTransferIsResumedWithinOneResolve) {
 TEST_F(Download, AServerThatIgnoresRangeIsReadFromTheStartAgain) {
   const auto bytes = publish("whole.qcow2");
   fs::create_directories(dir_.file("base"));
-  write_file(base("whole.qcow2.part"), std::string(1000, 'x'));  // not even the right bytes
+  const auto file = cached("norange", "whole.qcow2");
+  write_file(file + ".part", std::string(1000, 'x'));  // not even the right bytes
   ImageCache cache(options_);
   cache.resolve(image("norange", "whole.qcow2", util::sha256_hex(bytes)));
-  EXPECT_EQ(read_file(base("whole.qcow2")), bytes);
+  EXPECT_EQ(read_file(file), bytes);
   const auto seen = requests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0]["range"], "bytes=1000-");
@@ -187,12 +199,13 @@ TEST_F(Download, AServerThatIgnoresRangeIsReadFromTheStartAgain) {
 TEST_F(Download, ACompletePartialFileNeedsNoMoreBytes) {
   const auto bytes = publish("done.qcow2");
   fs::create_directories(dir_.file("base"));
-  write_file(base("done.qcow2.part"), bytes);  // interrupted just before the rename
+  const auto file = cached("plain", "done.qcow2");
+  write_file(file + ".part", bytes);  // interrupted just before the rename
   ImageCache cache(options_);
   Steps steps;
   cache.resolve(image("plain", "done.qcow2", util::sha256_hex(bytes)),
                 [&](std::uint64_t done, std::uint64_t total) { steps.emplace_back(done, total); });
-  EXPECT_EQ(read_file(base("done.qcow2")), bytes);
+  EXPECT_EQ(read_file(file), bytes);
   const auto seen = requests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0]["status"], 416);
@@ -216,8 +229,8 @@ TEST_F(Download, AStallFailsOnTheLowSpeedLimitAndKeepsWhatArrived) {
     EXPECT_THAT(e.what(), HasSubstr("stalled"));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
-  EXPECT_GT(fs::file_size(base("slow.qcow2.part")), 0u);
-  EXPECT_FALSE(fs::exists(base("slow.qcow2")));
+  EXPECT_GT(fs::file_size(cached("stall", "slow.qcow2") + ".part"), 0u);
+  EXPECT_FALSE(fs::exists(cached("stall", "slow.qcow2")));
 }
 
 TEST_F(Download, ProgressRisesMonotonicallyToTheTotal) {
@@ -258,7 +271,7 @@ TEST_F(Download, ConcurrentResolvesOfOneUrlShareOneDownload) {
   first.join();
   second.join();
 
-  EXPECT_EQ(first_path, fs::path(base("shared.qcow2")));
+  EXPECT_EQ(first_path, fs::path(cached("hold", "shared.qcow2")));
   EXPECT_EQ(second_path, first_path);
   EXPECT_EQ(read_file(first_path), bytes);
   EXPECT_EQ(requests().size(), 1u);
@@ -321,6 +334,158 @@ TEST_F(Download, AServerOutsideTheTrustedAuthoritiesIsRefused) {
   }
   EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre());
   EXPECT_TRUE(requests().empty());
+}
+
+TEST_F(Download, APlainHttpUrlIsFetchedAsWritten) {
+  const auto bytes = publish("plain.qcow2");
+  ImageCache cache(options_);
+  const spec::Image pinned{spec::ImageKind::Url, server_->http_url("plain", id_ + "/plain.qcow2"),
+                           util::sha256_hex(bytes)};
+  EXPECT_EQ(read_file(cache.resolve(pinned)), bytes);
+  const auto seen = requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]["scheme"], "http");
+}
+
+// ---- Images bowline did not make (issue 14 item 12) -------------------------------------
+
+using security_image = Download;
+
+TEST_F(security_image, ARedirectToPlainHttpIsRefusedAndNamesWhereItLed) {
+  publish("hop.qcow2");
+  ImageCache cache(options_);
+  const auto target = server_->http_url("plain", id_ + "/hop.qcow2");
+  try {
+    cache.resolve(image("redirect-http", "hop.qcow2"));
+    FAIL() << "the redirect to http:// was followed";
+  } catch (const ImageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "downloading " + url("redirect-http", "hop.qcow2") + ": the server redirected to " +
+                  target +
+                  ", which is not https://: bowline follows redirects only to https:// (a "
+                  "plain-HTTP hop could be altered in transit); use the final https:// URL in "
+                  "the template");
+  }
+  EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre());
+  const auto seen = requests();
+  ASSERT_EQ(seen.size(), 1u);  // the redirect; the plain-HTTP server was never asked
+  EXPECT_EQ(seen[0]["status"], 302);
+}
+
+TEST_F(security_image, ARedirectThatStaysOnHttpsIsFollowed) {
+  const auto bytes = publish("moved.qcow2");
+  ImageCache cache(options_);
+  EXPECT_EQ(read_file(cache.resolve(image("redirect-https", "moved.qcow2"))), bytes);
+  const auto seen = requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0]["status"], 302);
+  EXPECT_EQ(seen[1]["path"], "/plain/" + id_ + "/moved.qcow2");
+  EXPECT_EQ(seen[1]["scheme"], "https");
+}
+
+TEST_F(security_image, AContentLengthOverTheLimitIsRefusedBeforeAByteIsWritten) {
+  const auto bytes = publish("huge.qcow2", 1024 * 1024 + 123);
+  options_.download.max_size = 512 * 1024;
+  ImageCache cache(options_);
+  Steps steps;
+  try {
+    cache.resolve(image("plain", "huge.qcow2"), [&](std::uint64_t done, std::uint64_t total) {
+      steps.emplace_back(done, total);
+    });
+    FAIL() << "no error";
+  } catch (const ImageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "downloading " + url("plain", "huge.qcow2") + ": the image is " +
+                  std::to_string(bytes.size()) +
+                  " bytes, larger than server.kvm.max_image_size (512Ki) allows; nothing was "
+                  "kept. Raise server.kvm.max_image_size to download it");
+  }
+  EXPECT_TRUE(steps.empty());  // no byte arrived in the file
+  EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre());
+  EXPECT_EQ(requests().size(), 1u);  // and it is not tried again
+}
+
+TEST_F(security_image, AResumedDownloadIsJudgedByTheWholeFilesSize) {
+  const auto bytes = publish("resumed.qcow2", 1024 * 1024);
+  options_.download.max_size = 512 * 1024;
+  fs::create_directories(dir_.file("base"));
+  const auto part = cached("plain", "resumed.qcow2") + ".part";
+  write_file(part, bytes.substr(0, 1000));  // from before the limit was lowered
+  ImageCache cache(options_);
+  try {
+    cache.resolve(image("plain", "resumed.qcow2"));
+    FAIL() << "no error";
+  } catch (const ImageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the image is 1048576 bytes, larger than "
+                                    "server.kvm.max_image_size (512Ki) allows"));
+  }
+  EXPECT_FALSE(fs::exists(part));
+  const auto seen = requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]["range"], "bytes=1000-");
+  EXPECT_EQ(seen[0]["status"], 206);
+}
+
+TEST_F(security_image, ABodyWithoutALengthIsCutOffAtTheLimitAndRemoved) {
+  publish("endless.qcow2", 1024 * 1024 + 123);
+  options_.download.max_size = 300 * 1024;
+  ImageCache cache(options_);
+  std::uint64_t most = 0;
+  try {
+    cache.resolve(image("nolength", "endless.qcow2"),
+                  [&](std::uint64_t done, std::uint64_t) { most = std::max(most, done); });
+    FAIL() << "no error";
+  } catch (const ImageError& e) {
+    const std::string message = e.what();
+    EXPECT_THAT(message, HasSubstr("downloading " + url("nolength", "endless.qcow2") +
+                                   ": the image grew past server.kvm.max_image_size (300Ki) at "));
+    EXPECT_THAT(message, HasSubstr(" bytes, more than its headers announced; the partial "
+                                   "download was removed. Raise server.kvm.max_image_size to "
+                                   "download it"));
+  }
+  EXPECT_LE(most, 300u * 1024);
+  EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre());
+  EXPECT_EQ(requests().size(), 1u);
+}
+
+TEST_F(security_image, AnotherUrlWithTheSameFileNameGetsItsOwnDownload) {
+  fs::create_directories(served(id_ + "/a"));
+  fs::create_directories(served(id_ + "/b"));
+  const auto a = test_bytes(100000, 1), b = test_bytes(100000, 2);
+  write_file(served(id_ + "/a/debian.qcow2"), a);
+  write_file(served(id_ + "/b/debian.qcow2"), b);
+  ImageCache cache(options_);
+  const auto from_a = cache.resolve(image("plain", "a/debian.qcow2"));
+  const auto from_b = cache.resolve(image("plain", "b/debian.qcow2"));
+  EXPECT_NE(from_a, from_b);
+  EXPECT_EQ(read_file(from_a), a);
+  EXPECT_EQ(read_file(from_b), b);
+  EXPECT_EQ(from_b.filename().string().substr(17), "debian.qcow2");
+  // Each is cached for its own URL: no more requests, and a checksum of the other's bytes
+  // does not make them interchangeable.
+  EXPECT_EQ(cache.resolve(image("plain", "a/debian.qcow2")), from_a);
+  EXPECT_EQ(read_file(cache.resolve(image("plain", "b/debian.qcow2", util::sha256_hex(b)))), b);
+  EXPECT_THROW(cache.resolve(image("plain", "a/debian.qcow2", util::sha256_hex(b))), ImageError);
+  EXPECT_EQ(requests().size(), 2u);
+}
+
+TEST_F(security_image, AnOldCacheFileIsUsedOnlyWhenTheChecksumVouchesForIt) {
+  // The old layout: named after the last path segment, from whichever URL had that name.
+  fs::create_directories(dir_.file("base"));
+  const auto old = test_bytes(100000, 3);
+  write_file(base("old.qcow2"), old);
+  const auto bytes = publish("old.qcow2", 100000, 4);
+  ImageCache cache(options_);
+  // Without a checksum nothing says it is this URL's file: this URL's own is downloaded.
+  const auto own = cache.resolve(image("plain", "old.qcow2"));
+  EXPECT_EQ(own, fs::path(cached("plain", "old.qcow2")));
+  EXPECT_EQ(read_file(own), bytes);
+  EXPECT_EQ(requests().size(), 1u);
+  // With the old file's checksum it is used as it is, without a request.
+  EXPECT_EQ(cache.resolve(image("norange", "old.qcow2", util::sha256_hex(old))),
+            fs::path(base("old.qcow2")));
+  EXPECT_EQ(requests().size(), 1u);
+  EXPECT_EQ(read_file(base("old.qcow2")), old);  // and never replaced
 }
 
 }  // namespace

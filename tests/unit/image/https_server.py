@@ -3,11 +3,13 @@
 
 Usage: https_server.py CERT KEY ROOT LOG
 
-Listens on 127.0.0.1, port chosen by the kernel, prints the port on one line, then serves
-the files in ROOT until killed. Each request is appended to LOG as one JSON line (method,
-path, the Range header, the status answered) before its body is sent.
+Listens on 127.0.0.1 twice, ports chosen by the kernel: HTTPS, and plain HTTP with the same
+behaviours. Prints "HTTPS_PORT HTTP_PORT" on one line, then serves the files in ROOT until
+killed. Each request is appended to LOG as one JSON line (method, path, the Range header, the
+status answered, the scheme) before its body is sent.
 
-The first path segment picks a behaviour, the last names the file in ROOT:
+The first path segment picks a behaviour; the rest names a file in ROOT, or when ROOT has no
+such file, the last segment does:
   /plain/F      honours Range (206 with Content-Range; 416 past the end)
   /norange/F    ignores Range: always 200 with the whole file
   /drop-once/F  the first request for this path stops halfway through the body and drops
@@ -15,6 +17,10 @@ The first path segment picks a behaviour, the last names the file in ROOT:
   /stall/F      sends half of the body, then nothing for a minute
   /hold/F       makes ROOT/F.waiting, waits until ROOT/F.release exists, then serves like
                 /plain/
+  /nolength/F   like /plain/ without Range, sends no Content-Length and ends the body by
+                closing the connection
+  /redirect-http/F   302 to http://127.0.0.1:HTTP_PORT/plain/F
+  /redirect-https/F  302 to /plain/F on the same server (a relative Location)
 A missing file is 404.
 """
 import http.server
@@ -31,6 +37,18 @@ cert, key, root, log_path = sys.argv[1:5]
 lock = threading.Lock()
 seen = {}
 CHUNK = 64 * 1024
+ports = {}  # scheme -> port
+
+
+def find(parts):
+    """The file the path after the mode names: ROOT/<all of it>, else ROOT/<last segment>."""
+    rest, name = parts[1:], parts[-1]
+    if not name or any(p.startswith(".") for p in rest):
+        return None
+    for path in (os.path.join(root, *rest), os.path.join(root, name)):
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -41,7 +59,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def record(self, status):
         entry = {"method": self.command, "path": self.path,
-                 "range": self.headers.get("Range", ""), "status": status}
+                 "range": self.headers.get("Range", ""), "status": status,
+                 "scheme": self.server.scheme}
         with lock:
             with open(log_path, "a") as log:
                 log.write(json.dumps(entry) + "\n")
@@ -52,13 +71,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             seen[self.path] = seen.get(self.path, 0) + 1
             first = seen[self.path] == 1
-        path = os.path.join(root, name)
-        if not name or name.startswith(".") or not os.path.isfile(path):
+        path = find(parts) if name else None
+        if path is None:
             self.record(404)
             self.send_response(404)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        if mode in ("redirect-http", "redirect-https"):
+            rest = "/".join(parts[1:])
+            self.record(302)
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.1:%d/plain/%s" % (ports["http"], rest)
+                             if mode == "redirect-http" else "/plain/" + rest)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if mode == "nolength":
+            return self.send_without_length(path)
         if mode == "hold":
             open(path + ".waiting", "w").close()
             while not os.path.exists(path + ".release"):
@@ -103,6 +133,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
 
+    def send_without_length(self, path):
+        with open(path, "rb") as f:
+            data = f.read()
+        self.record(200)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            for offset in range(0, len(data), CHUNK):
+                self.wfile.write(data[offset:offset + CHUNK])
+            self.wfile.flush()
+        except OSError:
+            pass  # the client stopped reading: what the size limit tests are about
+
+
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
@@ -112,7 +159,12 @@ class Server(http.server.ThreadingHTTPServer):
 
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(cert, key)
-server = Server(("127.0.0.1", 0), Handler)
-server.socket = context.wrap_socket(server.socket, server_side=True)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+secure = Server(("127.0.0.1", 0), Handler)
+secure.socket = context.wrap_socket(secure.socket, server_side=True)
+secure.scheme = "https"
+plain = Server(("127.0.0.1", 0), Handler)
+plain.scheme = "http"
+ports["https"], ports["http"] = secure.server_address[1], plain.server_address[1]
+threading.Thread(target=plain.serve_forever, daemon=True).start()
+print(ports["https"], ports["http"], flush=True)
+secure.serve_forever()

@@ -74,10 +74,13 @@ HttpsServer::HttpsServer(const std::string& dir, const std::string& root) {
     throw std::runtime_error("cannot start python3");
   }
   pid_ = pid;
+  std::string line;
   char c = 0;
-  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n') port_ += c;
+  while (::read(out_pipe[0], &c, 1) == 1 && c != '\n') line += c;
   ::close(out_pipe[0]);
-  if (port_.empty()) throw std::runtime_error("the test HTTPS server did not start");
+  std::istringstream ports(line);  // "HTTPS_PORT HTTP_PORT"
+  ports >> port_ >> http_port_;
+  if (http_port_.empty()) throw std::runtime_error("the test HTTPS server did not start");
 }
 
 HttpsServer::~HttpsServer() {
@@ -90,6 +93,10 @@ HttpsServer::~HttpsServer() {
 
 std::string HttpsServer::url(const std::string& mode, const std::string& name) const {
   return "https://127.0.0.1:" + port_ + "/" + mode + "/" + name;
+}
+
+std::string HttpsServer::http_url(const std::string& mode, const std::string& name) const {
+  return "http://127.0.0.1:" + http_port_ + "/" + mode + "/" + name;
 }
 
 std::vector<nlohmann::json> HttpsServer::requests() const {

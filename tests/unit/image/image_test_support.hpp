@@ -22,7 +22,8 @@ std::string test_bytes(std::size_t size, unsigned seed);
 // The names in a directory, sorted; empty when it does not exist.
 std::vector<std::string> list_dir(const std::string& path);
 
-// https_server.py serving `root`, with a self-signed certificate for 127.0.0.1 in `dir`.
+// https_server.py serving `root` over HTTPS, with a self-signed certificate for 127.0.0.1 in
+// `dir`, and over plain HTTP.
 class HttpsServer {
  public:
   HttpsServer(const std::string& dir, const std::string& root);
@@ -31,13 +32,15 @@ class HttpsServer {
   HttpsServer& operator=(const HttpsServer&) = delete;
 
   std::string url(const std::string& mode, const std::string& name) const;
+  std::string http_url(const std::string& mode, const std::string& name) const;
   const std::string& ca_file() const { return ca_file_; }
-  // Every request so far, oldest first: {method, path, range, status}.
+  // Every request so far, oldest first: {method, path, range, status, scheme}.
   std::vector<nlohmann::json> requests() const;
 
  private:
   int pid_ = -1;
   std::string port_;
+  std::string http_port_;
   std::string ca_file_;
   std::string log_;
 };

@@ -186,13 +186,20 @@ TEST_F(EngineNode, CreateAppliesEveryObjectAndTheSpaceRuns) {
       "/apis/cdi.kubevirt.io/v1beta1/namespaces/tenant-a/datavolumes/" + vm + "-system",
       "/api/v1/namespaces/tenant-a/secrets/" + vm + "-cloud-init", vm_path(vm),
       "/api/v1/namespaces/tenant-a/services/" + vm};
-  const auto seen = requests();
-  ASSERT_EQ(seen.size(), paths.size() + 1);  // the applies, then the state read
+  const auto all = requests();
+  ASSERT_EQ(all.size(), 2 * paths.size() + 1);  // a read and an apply each, then the state read
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    EXPECT_EQ(all[2 * i]["method"], "GET");
+    EXPECT_EQ(all[2 * i]["path"], paths[i]);
+  }
+  const auto seen = since(0);
+  ASSERT_EQ(seen.size(), paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i) {
     const auto& r = seen[i];
     EXPECT_EQ(r["method"], "PATCH");
     EXPECT_EQ(r["path"], paths[i]);
-    EXPECT_EQ(r["query"], (Json{{"fieldManager", {"bowline"}}, {"force", {"true"}}}));
+    // New objects: no force, so nothing is taken from another field manager.
+    EXPECT_EQ(r["query"], (Json{{"fieldManager", {"bowline"}}}));
     EXPECT_EQ(r["content_type"], "application/apply-patch+yaml");
     EXPECT_EQ(r["authorization"], std::string("Bearer ") + kToken);
     const auto body = Json::parse(r["body"].get<std::string>());
@@ -206,8 +213,9 @@ TEST_F(EngineNode, CreateAppliesEveryObjectAndTheSpaceRuns) {
   EXPECT_EQ(body["metadata"]["annotations"]["bowline/space"], "dev");
   EXPECT_EQ(body["spec"]["runStrategy"], "Always");
   EXPECT_EQ(body["spec"]["instancetype"]["name"], "u1.small");
-  EXPECT_EQ(seen[4]["method"], "GET");
-  EXPECT_EQ(seen[4]["path"], vm_path(vm));
+  EXPECT_EQ(body["metadata"]["labels"]["bowline/space-id"], accepted.space.id);
+  EXPECT_EQ(all.back()["method"], "GET");
+  EXPECT_EQ(all.back()["path"], vm_path(vm));
 }
 
 TEST_F(EngineNode, StopPatchesRunStrategyAndStartReappliesAChangedTemplate) {
@@ -240,6 +248,8 @@ TEST_F(EngineNode, StopPatchesRunStrategyAndStartReappliesAChangedTemplate) {
   ASSERT_EQ(seen.size(), 4u);
   const auto body = Json::parse(seen[2]["body"].get<std::string>());
   EXPECT_EQ(seen[2]["path"], vm_path(vm));
+  // Its own objects now: forced, as bowline owns the fields it renders.
+  EXPECT_EQ(seen[2]["query"], (Json{{"fieldManager", {"bowline"}}, {"force", {"true"}}}));
   EXPECT_EQ(body["spec"]["instancetype"]["name"], "u1.large");
   EXPECT_EQ(body["spec"]["runStrategy"], "Always");
   EXPECT_EQ(space(id).applied_template_revision, 2);
@@ -343,11 +353,16 @@ TEST_F(EngineNode, A422PutsTheSpaceInErrorWithTheApiServersMessageAndCleansUp) {
     if (e.space_id == s.id && e.kind == "operation.failed")
       failed_event = e.payload["error"].get<std::string>().find("HTTP 422") != std::string::npos;
   EXPECT_TRUE(failed_event);
-  // What the failed create applied before the refusal is deleted again.
+  // What the failed create applied before the refusal is deleted again (what it did not
+  // make is only read).
   std::vector<std::string> deleted;
   for (const auto& r : requests())
     if (r["method"] == "DELETE") deleted.push_back(r["path"]);
-  EXPECT_EQ(deleted.size(), 4u);
+  const auto vm = "dev-" + suffix_;
+  EXPECT_EQ(deleted, (std::vector<std::string>{
+                         "/api/v1/namespaces/tenant-a/secrets/" + vm + "-cloud-init",
+                         "/apis/cdi.kubevirt.io/v1beta1/namespaces/tenant-a/datavolumes/" + vm +
+                             "-system"}));
 }
 
 TEST_F(EngineNode, AnUnreachableClusterPutsTheSpaceInError) {
@@ -358,7 +373,7 @@ TEST_F(EngineNode, AnUnreachableClusterPutsTheSpaceInError) {
   const auto accepted = create(add_template(), "dev");
   const auto s = space(accepted.space.id);
   EXPECT_EQ(s.state, SpaceState::Error);
-  EXPECT_NE(s.error.find("create failed: PATCH https://127.0.0.1:1/apis/"), std::string::npos)
+  EXPECT_NE(s.error.find("create failed: GET https://127.0.0.1:1/apis/"), std::string::npos)
       << s.error;
   // The node says why it is not ready.
   const auto report = node_->report();
@@ -551,6 +566,47 @@ TEST_F(tunnel_kubevirt, ToAStoppedVmiSaysWhatTheClusterSaid) {
   } catch (const util::UpstreamError& e) {
     EXPECT_NE(std::string(e.what()).find("VMI is not running"), std::string::npos) << e.what();
   }
+}
+
+// Objects of a space's names that bowline did not make for it (issue 14 item 13).
+using security_kubevirt_node = EngineNode;
+
+TEST_F(security_kubevirt_node, AnotherToolsVirtualMachineIsNeitherTakenOverNorDeleted) {
+  const auto vm = "dev-" + suffix_;
+  const Json theirs{{"apiVersion", "kubevirt.io/v1"},
+                    {"kind", "VirtualMachine"},
+                    {"metadata",
+                     {{"name", vm},
+                      {"namespace", "tenant-a"},
+                      {"labels", {{"app.kubernetes.io/managed-by", "Helm"}}}}},
+                    {"spec", {{"runStrategy", "Halted"}}}};
+  cue("put", {{"path", vm_path(vm)}, {"object", theirs}, {"manager", "helm"}});
+  const auto accepted = create(add_template(), "dev");
+  const auto s = space(accepted.space.id);
+  EXPECT_EQ(s.state, SpaceState::Error);
+  EXPECT_NE(s.error.find("applying VirtualMachine/" + vm +
+                         ": the cluster already has it, and it is not this space's: another "
+                         "tool owns it (app.kubernetes.io/managed-by=Helm). bowline does not "
+                         "take it over"),
+            std::string::npos)
+      << s.error;
+  EXPECT_EQ(operation(accepted.operation_id).state, store::OperationState::Failed);
+
+  // Deleting the space removes what is its own (the failed create already did) and leaves
+  // theirs.
+  engine_->delete_space(s.id);
+  engine_->wait_idle();
+  EXPECT_FALSE(store_->spaces().get(s.id).has_value());
+  for (const auto& r : requests()) {
+    if (r["path"] == vm_path(vm)) {
+      EXPECT_EQ(r["method"], "GET") << r.dump();  // never patched nor deleted
+    }
+  }
+  const auto now = client_->send("GET", vm_path(vm), "", "");
+  ASSERT_EQ(now.status, 200);
+  const auto kept = Json::parse(now.body);
+  EXPECT_EQ(kept["metadata"]["labels"], theirs["metadata"]["labels"]);
+  EXPECT_EQ(kept["spec"], theirs["spec"]);
 }
 
 }  // namespace

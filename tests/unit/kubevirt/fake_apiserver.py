@@ -8,10 +8,12 @@ killed. Every API request is appended to LOG as one JSON line: method, path, que
 Content-Type and Authorization headers and the body. A request without "Bearer TOKEN" gets 401.
 
 What it keeps, as the API server and KubeVirt's controllers would:
-- objects by path: server-side apply (PATCH, application/apply-patch+yaml, with a fieldManager,
-  a body whose apiVersion, kind, name and namespace match the URL, else 400) creates (201) or
-  replaces (200) one; a merge patch (application/merge-patch+json) changes an existing one;
-  GET reads it, DELETE removes it (404 when absent);
+- objects by path, each with a metadata.uid: server-side apply (PATCH,
+  application/apply-patch+yaml, with a fieldManager, a body whose apiVersion, kind, name and
+  namespace match the URL, else 400) creates (201) or replaces (200) one; applying over an
+  object another manager made is a 409 conflict unless force=true (which takes it over); a
+  merge patch (application/merge-patch+json) changes an existing one; GET reads it, DELETE
+  removes it (404 when absent; 409 when a DeleteOptions body's preconditions.uid differs);
 - a VirtualMachine's power: runStrategy Always, RerunOnFailure and Once run it, Halted stops
   it, Manual leaves it as it is; status.printableStatus and status.ready say which;
 - the subresources PUT .../virtualmachines/NAME/{start,stop,restart} as virt-api answers them
@@ -29,6 +31,8 @@ Cues for tests (not logged, no token needed):
 - POST /fake/status {"name", "printableStatus"}: a VM reports that status from now on;
 - POST /fake/forget {"name"}: the VM vanishes (as if deleted behind bowline's back);
 - POST /fake/portforward {"name", "port", "to": "HOST:PORT"}: where that VM's port leads;
+- POST /fake/put {"path", "object", "manager"}: the object is there, made by that field
+  manager (another tool, say), as the API server would keep it;
 - POST /fake/clear: no refusals, no forced statuses.
 """
 import base64
@@ -42,10 +46,12 @@ import re
 import ssl
 import sys
 import urllib.parse
+import uuid
 
 cert, key, log_path, token = sys.argv[1:5]
 
 objects = {}  # path -> object
+managers = {}  # path -> the field manager that made or last forced it
 running = {}  # VM path -> bool
 forced_status = {}  # VM name -> printableStatus
 refusals = []
@@ -74,6 +80,14 @@ RESOURCE_KIND = {
 def status_body(code, reason, message):
     return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
             "message": message, "code": code}
+
+
+def store(path, obj, manager):
+    """Keeps an object as the API server does: its uid stays while it exists."""
+    old = objects.get(path)
+    obj.setdefault("metadata", {})["uid"] = old["metadata"]["uid"] if old else str(uuid.uuid4())
+    objects[path] = obj
+    managers[path] = manager
 
 
 def strategy(vm):
@@ -250,10 +264,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             for p in [p for p, o in objects.items() if o["metadata"]["name"] == data["name"]
                       and o["kind"] == "VirtualMachine"]:
                 del objects[p]
+                managers.pop(p, None)
                 running.pop(p, None)
         elif path == "/fake/portforward":
             host, port = data["to"].rsplit(":", 1)
             forwards[(data["name"], int(data["port"]))] = (host, int(port))
+        elif path == "/fake/put":
+            store(data["path"], data["object"], data["manager"])
         elif path == "/fake/clear":
             refusals.clear()
             forced_status.clear()
@@ -300,7 +317,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(400, status_body(
                     400, "BadRequest", "the object's apiVersion and kind do not match the URL"))
             created = path not in objects
-            objects[path] = patch
+            manager = query["fieldManager"][0]
+            if not created and managers[path] != manager and query.get("force") != ["true"]:
+                return self.reply(409, status_body(
+                    409, "Conflict", 'Apply failed with 1 conflict: conflict with "%s"'
+                    % managers[path]))
+            store(path, patch, manager)
             code = 201 if created else 200
         elif content_type == "application/merge-patch+json":
             if path not in objects:
@@ -340,10 +362,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             vm.setdefault("status", {})["restarts"] = vm.get("status", {}).get("restarts", 0) + 1
         return self.reply(202, {})
 
-    def api_delete(self, path, _):
+    def api_delete(self, path, body):
         if path not in objects:
             return self.reply(404, status_body(404, "NotFound", path + " not found"))
+        wanted = (json.loads(body) if body else {}).get("preconditions", {}).get("uid")
+        if wanted is not None and wanted != objects[path]["metadata"]["uid"]:
+            return self.reply(409, status_body(409, "Conflict", "Precondition failed: UID in "
+                                               "precondition: %s, UID in object meta: %s"
+                                               % (wanted, objects[path]["metadata"]["uid"])))
         del objects[path]
+        managers.pop(path, None)
         running.pop(path, None)
         return self.reply(200, {"kind": "Status", "status": "Success"})
 

@@ -9,8 +9,9 @@ Content-Type, Authorization and Accept headers, the body and the client certific
 (with CLIENT_CA given, a client certificate is asked for and checked against it).
 
 Answers like the API server: PATCH -> 201 the first time a path is applied, 200 after,
-echoing the body; DELETE -> 200, or 404 for a name ending in "-gone"; a name ending in
-"-invalid" -> 422 with a Status body.
+echoing the body and keeping it (with a metadata.uid); GET -> what was applied there, else
+404; DELETE -> 200 for what was applied (forgetting it), else 404; a name ending in
+"-invalid" -> 422 with a Status body to PATCH and DELETE.
 """
 import http.server
 import json
@@ -20,7 +21,7 @@ import urllib.parse
 
 cert, key, log_path = sys.argv[1:4]
 client_ca = sys.argv[4] if len(sys.argv) > 4 else None
-applied = set()
+applied = {}  # path -> the object, as applied
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -76,17 +77,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.refused(path):
             return
         status = 200 if path in applied else 201
-        applied.add(path)
+        obj = json.loads(body)
+        obj["metadata"]["uid"] = applied[path]["metadata"]["uid"] if path in applied \
+            else "uid-%d" % (len(applied) + 1)
+        applied[path] = obj
         self.reply(status, body)
+
+    def not_found(self):
+        self.reply(404, json.dumps({"kind": "Status", "reason": "NotFound", "code": 404}))
+
+    def do_GET(self):
+        path = self.record(self.body())
+        if path in applied:
+            self.reply(200, json.dumps(applied[path]))
+        else:
+            self.not_found()
 
     def do_DELETE(self):
         path = self.record(self.body())
         if self.refused(path):
             return
-        if path.endswith("-gone"):
-            self.reply(404, json.dumps({"kind": "Status", "reason": "NotFound", "code": 404}))
-        else:
+        if path in applied:
+            del applied[path]
             self.reply(200, json.dumps({"kind": "Status", "status": "Success"}))
+        else:
+            self.not_found()
 
 
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -21,8 +21,11 @@ void make_certificate(const TempDir& dir, const std::string& name, const std::st
   ASSERT_EQ(result.exit_code, 0) << result.err;
 }
 
-std::vector<Json> requests(const TempDir& dir) {
-  return logged_requests(dir);
+std::vector<Json> requests(const TempDir& dir, const std::string& method = "") {
+  std::vector<Json> out;
+  for (auto& r : logged_requests(dir))
+    if (method.empty() || r["method"] == method) out.push_back(std::move(r));
+  return out;
 }
 
 class Https : public ::testing::Test {
@@ -81,13 +84,13 @@ TEST_F(Https, ApplySendsEachObjectAsAnAuthenticatedServerSideApply) {
   CurlKubeClient client(parse_kubeconfig(kubeconfig("{token: test-token-123}"), dir_.path()));
   const auto m = manifests();
   const auto lines = apply_objects(client, m.objects);
-  const auto seen = requests(dir_);
+  EXPECT_EQ(requests(dir_, "GET").size(), m.objects.size());  // each is read first
+  const auto seen = requests(dir_, "PATCH");
   ASSERT_EQ(seen.size(), m.objects.size());
   for (std::size_t i = 0; i < seen.size(); ++i) {
     const auto& r = seen[i];
-    EXPECT_EQ(r["method"], "PATCH");
     EXPECT_EQ(r["path"], object_path(m.objects[i]));
-    EXPECT_EQ(r["query"], (Json{{"fieldManager", {"bowline"}}, {"force", {"true"}}}));
+    EXPECT_EQ(r["query"], (Json{{"fieldManager", {"bowline"}}}));  // new: no force
     EXPECT_EQ(r["content_type"], "application/apply-patch+yaml");
     EXPECT_EQ(r["authorization"], "Bearer test-token-123");
     EXPECT_EQ(r["accept"], "application/json");
@@ -96,22 +99,28 @@ TEST_F(Https, ApplySendsEachObjectAsAnAuthenticatedServerSideApply) {
   }
   EXPECT_EQ(lines.front(), "DataVolume/alice-dev-system created");
 
-  // Applying again: the same requests, now answered 200.
+  // Applying again: now over this space's own objects, with force, answered 200.
   EXPECT_EQ(apply_objects(client, m.objects).front(), "DataVolume/alice-dev-system applied");
+  const auto again = requests(dir_, "PATCH");
+  ASSERT_EQ(again.size(), 2 * m.objects.size());
+  EXPECT_EQ(again.back()["query"], (Json{{"fieldManager", {"bowline"}}, {"force", {"true"}}}));
 }
 
 TEST_F(Https, DeleteSendsDeletesInReverseOrder) {
   CurlKubeClient client(parse_kubeconfig(kubeconfig("{token: t}"), dir_.path()));
   const auto m = manifests();
+  apply_objects(client, m.objects);
   delete_objects(client, m.objects);
-  const auto seen = requests(dir_);
+  const auto seen = requests(dir_, "DELETE");
   ASSERT_EQ(seen.size(), m.objects.size());
   for (std::size_t i = 0; i < seen.size(); ++i) {
-    EXPECT_EQ(seen[i]["method"], "DELETE");
     EXPECT_EQ(seen[i]["path"], object_path(m.objects[m.objects.size() - 1 - i]));
     EXPECT_EQ(seen[i]["query"], (Json{{"propagationPolicy", {"Background"}}}));
     EXPECT_EQ(seen[i]["authorization"], "Bearer t");
-    EXPECT_EQ(seen[i]["body"], "");
+    EXPECT_EQ(seen[i]["content_type"], "application/json");
+    // Only the object that was read: its uid is the precondition.
+    EXPECT_EQ(Json::parse(seen[i]["body"].get<std::string>())["preconditions"]["uid"],
+              "uid-" + std::to_string(m.objects.size() - i));
   }
 }
 
@@ -130,7 +139,7 @@ TEST_F(Https, AClientCertificateIdentifiesUsInlineOrFromFiles) {
   apply_objects(file_client, {manifests().objects.front()});
 
   const auto seen = requests(dir_);
-  ASSERT_EQ(seen.size(), 2u);
+  ASSERT_EQ(seen.size(), 4u);  // a read and an apply each
   for (const auto& r : seen) {
     EXPECT_EQ(r["client_cn"], "bowline-test-client");
     EXPECT_EQ(r["authorization"], "");

@@ -131,20 +131,26 @@ TEST(KubevirtNode, AManualStartOfARunningVmIsNotAnError) {
   plan::Owner alice;
   alice.username = "alice";
   const engine::NodeSpace on_node{space, tmpl, spec, alice, {}};
-  // The applies (DataVolume, VirtualMachine, Service), then the start: 409 "already running".
+  // The applies (DataVolume, VirtualMachine, Service), each read first (not there yet), then
+  // the start: 409 "already running".
+  const HttpResponse absent{404, "{}"}, created{201, "{}"};
   client.answers = {
-      {201, "{}"},
-      {201, "{}"},
-      {201, "{}"},
+      absent,
+      created,
+      absent,
+      created,
+      absent,
+      created,
       {409, R"({"kind":"Status","reason":"Conflict","message":"VM is already running"})"},
       {200, R"({"status":{"printableStatus":"Running","ready":true}})"}};
   EXPECT_EQ(node.apply(on_node, quiet(), true).seen.state, MachineState::Running);
-  ASSERT_EQ(client.sent.size(), 5u);  // and the state read
-  EXPECT_EQ(client.sent[3].method, "PUT");
-  EXPECT_EQ(client.sent[3].target,
+  ASSERT_EQ(client.sent.size(), 8u);  // and the state read
+  EXPECT_EQ(client.sent[6].method, "PUT");
+  EXPECT_EQ(client.sent[6].target,
             "/apis/subresources.kubevirt.io/v1/namespaces/tenant-a/virtualmachines/dev-a/start");
   // Any other refusal of the start is one.
-  client.answers = {{200, "{}"}, {200, "{}"}, {200, "{}"}, {403, R"({"message":"no"})"}};
+  client.answers = {
+      absent, created, absent, created, absent, created, {403, R"({"message":"no"})"}};
   EXPECT_THROW(node.apply(on_node, quiet(), true), ApiError);
 }
 

@@ -109,6 +109,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.kvm.images_path", {"/f", "/e", "/g"}},
       {"server.kvm.cloud_image_path", {"/f", "/e", "/g"}},
       {"server.kvm.base_image_path", {"/f", "/e", "/g"}},
+      {"server.kvm.max_image_size", {"1G", "2GiB", "512M"}},
       {"server.kvm.resolvers", {"8.8.8.8", "8.8.4.4", "::1"}},
       {"server.kvm.dedicated_cpus", {"1", "2-3", "4,6"}},
       {"server.external_ports", {"1000-1999", "2000-2999", "3000-3000"}},
@@ -235,6 +236,44 @@ TEST_F(SettingsTest, ErrorsNameTheSettingAndItsSource) {
   expect_error(in,
                "server.kubevirt.namespace (environment variable BOWLINE_KUBEVIRT_NAMESPACE): "
                "\"Tenant.A\" is not a namespace name");
+}
+
+// The size limit of image downloads (issue 14 item 12).
+using security_settings = SettingsTest;
+
+TEST_F(security_settings, MaxImageSizeIs64GiBUnlessSetAsASize) {
+  auto s = resolve_settings(input());
+  EXPECT_EQ(s.max_image_size, std::uint64_t{64} << 30);
+  EXPECT_TRUE(std::regex_search(describe_settings(s),
+                                std::regex("\nserver\\.kvm\\.max_image_size +64Gi +default\n")))
+      << describe_settings(s);
+  for (const auto& [text, bytes] :
+       std::vector<std::pair<std::string, std::uint64_t>>{{"512M", 512ull << 20},
+                                                          {"8GiB", 8ull << 30},
+                                                          {"2t", 2ull << 40},
+                                                          {"1048576", 1 << 20}}) {
+    auto in = input();
+    in.flags = {{"server.kvm.max_image_size", text}};
+    EXPECT_EQ(resolve_settings(in).max_image_size, bytes) << text;
+  }
+  auto in = input();
+  in.config_file = write_config("server:\n  kvm:\n    max_image_size: 20G\n");
+  s = resolve_settings(in);
+  EXPECT_EQ(s.max_image_size, 20ull << 30);
+  EXPECT_EQ(s.sources.at("server.kvm.max_image_size"), SettingSource::File);
+  in = input();
+  in.env = {{"BOWLINE_KVM_MAX_IMAGE_SIZE", "1.5G"}};
+  try {
+    resolve_settings(in);
+    ADD_FAILURE() << "1.5G was accepted";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("server.kvm.max_image_size (environment variable "
+                                         "BOWLINE_KVM_MAX_IMAGE_SIZE): \"1.5G\" has a fraction"),
+              std::string::npos)
+        << e.what();
+  }
+  in.env = {{"BOWLINE_KVM_MAX_IMAGE_SIZE", "0"}};
+  EXPECT_THROW(resolve_settings(in), SettingsError);
 }
 
 TEST_F(SettingsTest, TheKubevirtNodeIsOffUntilNamed) {

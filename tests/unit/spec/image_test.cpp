@@ -53,7 +53,6 @@ TEST(Image, BareNameCharacters) {
 TEST(Image, HttpsAndHttpUrls) {
   expect_image("https://cloud.debian.org/images/debian-12-genericcloud-amd64.qcow2", ImageKind::Url,
                "https://cloud.debian.org/images/debian-12-genericcloud-amd64.qcow2");
-  expect_image("http://mirror.local/img.qcow2", ImageKind::Url, "http://mirror.local/img.qcow2");
   expect_image("HTTPS://Mirror.Local/img.qcow2?token=abc#frag", ImageKind::Url,
                "HTTPS://Mirror.Local/img.qcow2?token=abc#frag");
   EXPECT_EQ(url_file_name("https://h/a/b.qcow2?x=/y#z"), "b.qcow2");
@@ -128,6 +127,54 @@ TEST(Image, TemplatedImageWaitsForValues) {
 // imageChecksum
 
 const std::string kHex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+// http:// (issue 14 item 12): only a checksum makes a plain-HTTP download trustworthy.
+
+const std::string kNeedsChecksum =
+    "an http:// image needs imageChecksum: plain HTTP can be altered in transit, so give the "
+    "image's sha256:<64 hex digits> in imageChecksum to pin it (or use https://)";
+
+TEST(security_spec_image, AnHttpImageWithoutImageChecksumIsRefusedAtTheImage) {
+  for (const std::string url : {"http://mirror.local/img.qcow2", "HTTP://Mirror.Local/img.qcow2"}) {
+    SCOPED_TRACE(url);
+    const auto r = with_image(url);
+    ASSERT_TRUE(ErrorCount(r, 1));
+    EXPECT_TRUE(HasError(r, "image", 2, 8, kNeedsChecksum));
+  }
+  // Where the file says it: the image's own line and column, whatever the order.
+  const auto r = load("imageChecksum:\nnetwork: {mode: nat}\n\nimage:   http://m/x.qcow2\n");
+  ASSERT_TRUE(ErrorCount(r, 1));
+  EXPECT_TRUE(HasError(r, "image", 4, 10, kNeedsChecksum));
+}
+
+TEST(security_spec_image, AnHttpImageWithAChecksumIsPinnedAndValid) {
+  const auto r = load(
+      "network: {mode: nat}\nimage: http://mirror.local/img.qcow2\nimageChecksum: sha256:" + kHex +
+      "\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_EQ(r.spec->image.kind, ImageKind::Url);
+  EXPECT_EQ(r.spec->image.reference, "http://mirror.local/img.qcow2");
+  EXPECT_EQ(r.spec->image.sha256, kHex);
+  // https:// needs none; a bad checksum is reported once, at imageChecksum.
+  EXPECT_TRUE(Valid(with_image("https://mirror.local/img.qcow2")));
+  const auto bad = load("network: {mode: nat}\nimage: http://m/x.qcow2\nimageChecksum: md5:00\n");
+  ASSERT_TRUE(ErrorCount(bad, 1));
+  EXPECT_TRUE(HasError(bad, "imageChecksum", 3, 16, "expected sha256:<64 hex digits>"));
+}
+
+TEST(security_spec_image, AChecksumThatWaitsForValuesIsCheckedWhenTheyCome) {
+  const std::string text =
+      "network: {mode: nat}\nimage: http://m/x.qcow2\nimageChecksum: ${{ .var.sum }}\n";
+  EXPECT_TRUE(Valid(load(text)));  // validate without values: nothing to say yet
+  Variables values{{"var.sum", "sha256:" + kHex}, {"user.username", "a"}, {"space.name", "b"}};
+  EXPECT_TRUE(Valid(load(text, values)));
+  // An image that expands to http:// needs the checksum as much as a written one.
+  const auto r =
+      load("network: {mode: nat}\nimage: ${{ .var.base }}/x.qcow2\n",
+           Variables{{"var.base", "http://m"}, {"user.username", "a"}, {"space.name", "b"}});
+  ASSERT_TRUE(ErrorCount(r, 1));
+  EXPECT_TRUE(HasError(r, "image", 2, 8, kNeedsChecksum));
+}
 
 LoadResult with_checksum(const std::string& checksum) {
   return load("image: debian-12\nnetwork: {mode: nat}\nimageChecksum: " + checksum + "\n");
