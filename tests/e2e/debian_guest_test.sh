@@ -280,21 +280,28 @@ check "tunnel/ssh-config --write: a Host *.bowline block, once" bash -c "
   ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' '$bowline' ssh-config --write >/dev/null &&
   ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' '$bowline' ssh-config --write >/dev/null &&
   [ \"\$(grep -c '^# >>> bowline' '$config')\" = 1 ]"
+sum_of() { sha256sum "$@" | cut -d' ' -f1; }
+scp_up() {
+  in_client scp -q -F "$config" "${key_opts[@]}" "$work/up.bin" dev.bowline:up.bin &&
+    [ "$(in_client ssh -F "$config" "${key_opts[@]}" dev.bowline sha256sum up.bin | cut -d' ' -f1)" = "$(sum_of "$work/up.bin")" ]
+}
+scp_down() {
+  in_client scp -q -F "$config" "${key_opts[@]}" dev.bowline:up.bin "$work/down.bin" &&
+    cmp -s "$work/up.bin" "$work/down.bin"
+}
+rsync_tree() {
+  in_client rsync -a -e "ssh -F $config ${key_opts[*]}" "$work/tree/" dev.bowline:tree/ &&
+    [ "$(in_client ssh -F "$config" "${key_opts[@]}" dev.bowline 'cd tree && sha256sum a.txt sub/b.bin')" = "$(cd "$work/tree" && sha256sum a.txt sub/b.bin)" ]
+}
 t=$(now)
-check "tunnel/scp: 50 MB up through the tunnel, checksums equal" bash -c "
-  in() { ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' \"\$@\"; }
-  in scp -q -F '$config' ${key_opts[*]} '$work/up.bin' dev.bowline:up.bin &&
-  [ \"\$(in ssh -F '$config' ${key_opts[*]} dev.bowline sha256sum up.bin | cut -d' ' -f1)\" = \"\$(sha256sum '$work/up.bin' | cut -d' ' -f1)\" ]" 2>>"$work/bssh.err"
+check "tunnel/scp: 50 MB up through the tunnel, checksums equal" scp_up 2>>"$work/bssh.err"
 log "scp up and checksum: $(since "$t") s"
-check "tunnel/scp: 50 MB down through the tunnel, checksums equal" bash -c "
-  ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' \
-    scp -q -F '$config' ${key_opts[*]} dev.bowline:up.bin '$work/down.bin' &&
-  cmp -s '$work/up.bin' '$work/down.bin'" 2>>"$work/bssh.err"
+t=$(now)
+check "tunnel/scp: 50 MB down through the tunnel, checksums equal" scp_down 2>>"$work/bssh.err"
+log "scp down: $(since "$t") s"
 mkdir -p "$work/tree/sub" && echo "one" >"$work/tree/a.txt" && head -c 300000 /dev/urandom >"$work/tree/sub/b.bin"
-check "tunnel/rsync: a directory to dev.bowline, with ssh-config's Host block and nothing else" bash -c "
-  in() { ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' \"\$@\"; }
-  in rsync -a -e 'ssh -F $config ${key_opts[*]}' '$work/tree/' dev.bowline:tree/ &&
-  [ \"\$(in ssh -F '$config' ${key_opts[*]} dev.bowline 'cd tree && sha256sum a.txt sub/b.bin')\" = \"\$(cd '$work/tree' && sha256sum a.txt sub/b.bin)\" ]" 2>>"$work/bssh.err"
+check "tunnel/rsync: a directory to dev.bowline, with ssh-config's Host block and nothing else" \
+  rsync_tree 2>>"$work/bssh.err"
 [ -s "$work/bssh.err" ] && sed 's/^/  ssh: /' "$work/bssh.err"
 # A unit of its own: nothing of it holds the ssh session open.
 guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && sudo -n systemd-run --quiet --unit bwdeb-www python3 -m http.server 8000 --directory /tmp/www" 2>>"$work/ssh.err"
