@@ -691,11 +691,11 @@ TEST_F(security_access, OneUsersSocketsAndStreamsAreCapped) {
   Api limited(stack_.store(), stack_.engine(), stack_.events(), options);
   HttpServer server(ApiStack::test_http_options(), [&](Request& r) { return limited.handle(r); });
   server.start();
-  const auto tunnel = [&](const Person& who) {
+  const auto open_tunnel = [&](const Person& who) {
     return std::make_unique<WsClient>(server.port(), "/api/v1/spaces/" + granted_space_ + "/tunnel/22",
                                       std::vector<std::string>{"Authorization: Bearer " + who.token});
   };
-  auto one = tunnel(granted_), two = tunnel(granted_), three = tunnel(granted_);
+  auto one = open_tunnel(granted_), two = open_tunnel(granted_), three = open_tunnel(granted_);
   EXPECT_EQ(one->status(), 101);
   EXPECT_EQ(two->status(), 101);
   EXPECT_EQ(three->status(), 429);
@@ -709,7 +709,7 @@ TEST_F(security_access, OneUsersSocketsAndStreamsAreCapped) {
   int again = 0;
   for (int i = 0; i < 50 && again != 101; ++i) {
     std::this_thread::sleep_for(50ms);
-    again = tunnel(granted_)->status();
+    again = open_tunnel(granted_)->status();
   }
   EXPECT_EQ(again, 101);
 
