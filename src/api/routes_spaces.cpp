@@ -9,21 +9,23 @@
 namespace bowline::api {
 
 // How to reach the space from one's own machine (docs/access.md): the ssh line, the host key
-// it pins, and a forward per port the template lists.
+// it pins, and a forward per port the template lists. `owner` is empty when the caller owns the
+// space (dev.bowline); an admin reaches another user's as dev.OWNER.bowline.
 nlohmann::json Api::connect_json(const store::Space& space, const std::string& owner) {
+  const auto target = space.name + (owner.empty() ? "" : "." + owner);
   nlohmann::json ports = nlohmann::json::array();
   try {
     for (const auto& p : engine_.space_spec(space).ports) {
       nlohmann::json entry = {
           {"port", p.port},
-          {"forward", "bowline forward " + space.name + " " + std::to_string(p.port)}};
+          {"forward", "bowline forward " + target + " " + std::to_string(p.port)}};
       if (!p.name.empty()) entry["name"] = p.name;
       ports.push_back(entry);
     }
   } catch (const std::exception&) {  // a template that no longer expands: no ports to show
   }
-  return {{"ssh", "bowline ssh " + space.name},
-          {"sshHost", space.name + (owner.empty() ? "" : "." + owner) + ".bowline"},
+  return {{"ssh", "bowline ssh " + target},
+          {"sshHost", target + ".bowline"},
           {"hostKeyFingerprint", space.host_key_public.empty()
                                      ? nlohmann::json(nullptr)
                                      : nlohmann::json(engine::fingerprint(space.host_key_public))},
@@ -103,7 +105,9 @@ void Api::add_space_routes() {
                 const auto view = engine_.describe(space.id);
                 auto out = space_json_of(view.space);
                 out["info"] = space_info_json(view);
-                out["info"]["connect"] = connect_json(view.space, out.value("owner", ""));
+                const auto owner = out.value("owner", "");
+                out["info"]["connect"] =
+                    connect_json(view.space, owner == caller.user.username ? "" : owner);
                 return Response::json(200, out);
               });
 

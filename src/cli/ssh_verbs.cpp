@@ -323,8 +323,7 @@ SshHost parse_ssh_host(const std::string& host) {
   if (name.size() > suffix.size() &&
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
     name.resize(name.size() - suffix.size());
-  else
-    return {host, std::nullopt};  // a bare name or an id
+  // A bare name or an id has no dot (space names are DNS labels); SPACE.OWNER has one.
   const auto dot = name.rfind('.');
   if (dot == std::string::npos) return {name, std::nullopt};
   return {name.substr(0, dot), name.substr(dot + 1)};

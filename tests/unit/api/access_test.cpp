@@ -569,8 +569,14 @@ TEST_F(tunnel, TheSpaceSaysHowToConnectAndWhichHostKeyToPin) {
   const auto info = client.get("/api/v1/spaces/" + granted_space_, granted_.token).parsed();
   const auto connect = info["info"]["connect"];
   EXPECT_EQ(connect["hostKeyFingerprint"], key["fingerprint"]);
-  EXPECT_EQ(connect["sshHost"],
+  EXPECT_EQ(connect["sshHost"], info["name"].get<std::string>() + ".bowline");
+  // An admin reaches another user's space as SPACE.OWNER.bowline.
+  const auto as_admin =
+      client.get("/api/v1/spaces/" + granted_space_, stack_.admin_token()).parsed();
+  EXPECT_EQ(as_admin["info"]["connect"]["sshHost"],
             info["name"].get<std::string>() + "." + granted_.username + ".bowline");
+  EXPECT_EQ(as_admin["info"]["connect"]["ssh"],
+            "bowline ssh " + info["name"].get<std::string>() + "." + granted_.username);
   ASSERT_EQ(connect["ports"].size(), 2u);
   EXPECT_EQ(connect["ports"][1]["name"], "web");
   EXPECT_EQ(connect["ports"][1]["forward"],

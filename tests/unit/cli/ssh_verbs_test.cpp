@@ -15,6 +15,10 @@ TEST(ssh_host, NamesAsSshGivesThem) {
   const auto others = parse_ssh_host("dev.alice.bowline");
   EXPECT_EQ(others.space, "dev");
   EXPECT_EQ(others.owner, "alice");
+  // What space info tells an admin to type for another user's space.
+  const auto typed = parse_ssh_host("dev.alice");
+  EXPECT_EQ(typed.space, "dev");
+  EXPECT_EQ(typed.owner, "alice");
   // An id stays an id.
   EXPECT_EQ(parse_ssh_host("0f8e4c1a-2b3c-4d5e-8f90-123456789abc").space,
             "0f8e4c1a-2b3c-4d5e-8f90-123456789abc");
