@@ -332,8 +332,15 @@ TEST_F(security_cli_tls, LoginPinsTheCertificateAndEveryVerbRefusesAnotherLater)
     EXPECT_THAT(r.err, HasSubstr("has the fingerprint " + fb + ", but " + fa + " is pinned"));
     EXPECT_THAT(r.err, HasSubstr("--accept-fingerprint " + fb));
   }
-  // Logging in again without the flag does not re-pin behind the user's back.
+  // Logging in again without the flag does not re-pin behind the user's back; with it, it does.
   EXPECT_EQ(bowline(home, "login --server " + changed.url(), token + "\n").code, 3);
+  EXPECT_EQ(login_file(home)["fingerprints"][changed.url()], fa);
+  EXPECT_EQ(
+      bowline(home, "login --server " + changed.url() + " --accept-fingerprint " + fb, token + "\n")
+          .code,
+      0);
+  EXPECT_EQ(login_file(home)["fingerprints"][changed.url()], fb);
+  EXPECT_EQ(bowline(home, "space list").code, 0);
 
   // On a terminal, the user is asked: no keeps the old pin; yes pins the new certificate.
   const std::vector<std::string> args{"login", "--server", changed.url(), "--token", token};
