@@ -24,6 +24,7 @@ struct Request {
   std::string body;
   std::map<std::string, std::string> params;  // path parameters, filled by the Router
   std::string remote;                         // the peer's address
+  bool tls = false;                           // it came over bowline's own HTTPS
 
   // The header's value, or "" when absent (`name` in any case).
   std::string header(std::string_view name) const;

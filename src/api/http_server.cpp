@@ -1,5 +1,7 @@
 // The one translation unit that includes Boost.Beast and Asio (they cost ~10 s and 0.7 GB to
-// compile); everything else speaks api::Request and api::Response.
+// compile); everything else speaks api::Request and api::Response. Sessions and WebSockets
+// are templates on their Wire, a TCP stream or a TLS stream over one: HTTP and HTTPS run the
+// same code.
 #include "api/http_server.hpp"
 
 #include <atomic>
@@ -9,13 +11,17 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <deque>
 #include <future>
 #include <map>
@@ -23,6 +29,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "util/strings.hpp"
@@ -35,6 +42,13 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+template <class Wire>
+constexpr bool kTls = std::is_same_v<Wire, TlsStream>;
+// HTTPS answers ask browsers to use nothing but HTTPS for this host for a year. Browsers
+// ignore it from a certificate they do not trust, so a self-signed one does not lock anyone out.
+constexpr const char* kHsts = "max-age=31536000";
 
 std::pair<std::string, unsigned short> split_listen_address(const std::string& listen) {
   std::string host, port;
@@ -67,8 +81,6 @@ std::pair<std::string, unsigned short> split_listen_address(const std::string& l
 
 namespace {
 
-class Session;
-
 // A connection stop() must end: an HTTP session or a WebSocket.
 class Connection {
  public:
@@ -85,12 +97,21 @@ struct StreamLifecycle {
   bool closed = false;
 };
 
+// An event stream's sink: text for its session (a Session<PlainStream> or Session<TlsStream>).
+template <class Session>
 class Sink final : public StreamSink {
  public:
   explicit Sink(std::weak_ptr<Session> session) : session_(std::move(session)) {}
-  bool send(std::string text) override;
+  bool send(std::string text) override {
+    if (closed_) return false;
+    auto session = session_.lock();
+    return session && session->enqueue(std::move(text));
+  }
   bool closed() const override { return closed_.load(); }
-  std::size_t pending() const override;
+  std::size_t pending() const override {
+    auto session = session_.lock();
+    return session ? session->pending() : 0;
+  }
   void mark_closed() { closed_.store(true); }
 
  private:
@@ -119,24 +140,31 @@ struct HttpServer::Impl {
   asio::steady_timer accept_pause{ioc};  // out of file descriptors: wait, do not spin
   std::unique_ptr<asio::thread_pool> workers;
   std::vector<std::thread> threads;
+  std::optional<asio::ssl::context> tls;  // set: HTTPS only
 
   Impl(HttpServerOptions o, Handler h) : options(std::move(o)), handler(std::move(h)) {}
+  void load_tls();
   void accept();
 };
 
 namespace {
 
 using Message = http::request<http::string_body>;
-void start_websocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Message> request,
+template <class Wire>
+void start_websocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Message> request,
                      std::shared_ptr<Upgrade> upgrade);
 
-class Session final : public Connection, public std::enable_shared_from_this<Session> {
+template <class Wire>
+class Session final : public Connection, public std::enable_shared_from_this<Session<Wire>> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server)
-      : stream_(std::move(socket)), server_(server), timer_(stream_.get_executor()) {
+  Session(Wire stream, HttpServer::Impl& server)
+      : stream_(std::move(stream)),
+        server_(server),
+        executor_(stream_.get_executor()),
+        timer_(executor_) {
     ++server_.connections;
     error_code ec;
-    const auto peer = stream_.socket().remote_endpoint(ec);
+    const auto peer = transport().socket().remote_endpoint(ec);
     if (!ec) remote_ = peer.address().to_string() + ":" + std::to_string(peer.port());
   }
 
@@ -149,14 +177,14 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void run() {
     {
       std::lock_guard lock(server_.sessions_mutex);
-      server_.sessions[this] = weak_from_this();
+      server_.sessions[this] = this->weak_from_this();
     }
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+    asio::dispatch(executor_, [self = this->shared_from_this()] { self->begin(); });
   }
 
   // From stop(): ends the connection whatever it is doing.
   void shut() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->shut_now(); });
+    asio::post(executor_, [self = this->shared_from_this()] { self->shut_now(); });
   }
 
   // From a Sink, any thread.
@@ -168,10 +196,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
       shut();
       return false;
     }
-    asio::post(stream_.get_executor(),
-               [self = shared_from_this(), text = std::move(text)]() mutable {
-                 self->push(std::move(text));
-               });
+    asio::post(executor_, [self = this->shared_from_this(), text = std::move(text)]() mutable {
+      self->push(std::move(text));
+    });
     return true;
   }
 
@@ -179,15 +206,89 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   // From stop(), on the session's strand: ends the connection now.
   void shut_now() override {
+    if (upgraded_) return;  // the WebSocket has the stream now
     if (streaming_)
       finish_stream();
     else
       close();
   }
 
-  asio::any_io_executor executor() override { return stream_.get_executor(); }
+  asio::any_io_executor executor() override { return executor_; }
 
  private:
+  beast::tcp_stream& transport() { return beast::get_lowest_layer(stream_); }
+
+  // ---- TLS --------------------------------------------------------------------------------
+
+  void begin() {
+    if constexpr (kTls<Wire>)
+      detect_tls();
+    else
+      read_header();
+  }
+
+  // The first bytes say whether the client speaks TLS; the handshake reuses them.
+  void detect_tls() {
+    transport().expires_after(server_.options.header_timeout);
+    beast::async_detect_ssl(transport(), buffer_,
+                            [self = this->shared_from_this()](error_code ec, bool is_tls) {
+                              if (ec) return self->close();
+                              if (!is_tls) return self->refuse_plain_http();
+                              self->handshake();
+                            });
+  }
+
+  void handshake() {
+    // `used` has a default: Boost 1.81's ssl_stream checks a buffered handshake's handler
+    // against the unbuffered signature (error_code), then calls it with both.
+    stream_.async_handshake(asio::ssl::stream_base::server, buffer_.data(),
+                            [self = this->shared_from_this()](error_code ec, std::size_t used = 0) {
+                              if (ec) return self->close();
+                              self->buffer_.consume(used);
+                              self->read_header();
+                            });
+  }
+
+  // Plain HTTP on an HTTPS port: a plain answer that says so (a token in the request has
+  // crossed in the clear already; the client should hear why it gets nothing).
+  void refuse_plain_http() {
+    const std::string body = R"({"error":"this server speaks HTTPS only: use an https:// URL"})"
+                             "\n";
+    auto text = std::make_shared<std::string>(
+        "HTTP/1.1 400 Bad Request\r\nServer: bowline\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+    transport().expires_after(std::chrono::seconds(5));
+    asio::async_write(transport(), asio::buffer(*text),
+                      [self = this->shared_from_this(), text](error_code ec, std::size_t) {
+                        if (ec) return self->close();
+                        error_code ignored;
+                        self->transport().socket().shutdown(tcp::socket::shutdown_send, ignored);
+                        self->drain_plain();
+                      });
+  }
+
+  void drain_plain() {
+    drain_buffer_.resize(64 * 1024);
+    transport().async_read_some(asio::buffer(drain_buffer_),
+                                [self = this->shared_from_this()](error_code ec, std::size_t n) {
+                                  self->drained_ += n;
+                                  if (ec || self->drained_ > 1024 * 1024) return self->close();
+                                  self->drain_plain();
+                                });
+  }
+
+  // After the last answer: TLS says close_notify first (an OpenSSL 3 client takes an end
+  // without it for a truncated answer).
+  void end_connection() {
+    if constexpr (kTls<Wire>) {
+      transport().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->close(); });
+    } else {
+      close();
+    }
+  }
+
   // ---- requests ---------------------------------------------------------------------------
 
   void read_header() {
@@ -195,10 +296,10 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
-    stream_.expires_after(server_.options.header_timeout);
+    transport().expires_after(server_.options.header_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
-        [self = shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
+        [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
   }
 
   void on_header(error_code ec) {
@@ -213,7 +314,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
                                                                      header.version());
       http::async_write(stream_, *cont,
-                        [self = shared_from_this(), cont](error_code e, std::size_t) {
+                        [self = this->shared_from_this(), cont](error_code e, std::size_t) {
                           if (e) return self->close();
                           self->read_body();
                         });
@@ -223,9 +324,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   }
 
   void read_body() {
-    stream_.expires_after(server_.options.idle_timeout);
+    transport().expires_after(server_.options.idle_timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](error_code ec, std::size_t) {
+                     [self = this->shared_from_this()](error_code ec, std::size_t) {
                        if (ec) return self->on_read_error(ec);
                        self->dispatch_request();
                      });
@@ -252,14 +353,15 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
     request.remote = remote_;
+    request.tls = kTls<Wire>;
     for (const auto& field : message)
       request.headers[util::to_lower(std::string(field.name_string()))] =
           std::string(field.value());
     request.body = std::move(message.body());
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
-    stream_.expires_never();
-    asio::post(*server_.workers, [self = shared_from_this(), request = std::move(request),
+    transport().expires_never();
+    asio::post(*server_.workers, [self = this->shared_from_this(), request = std::move(request),
                                   keep_alive, version, handshake]() mutable {
       Response response;
       try {
@@ -272,7 +374,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
       }
       if (response.upgrade && !handshake)
         response = Response::error(426, "this is a WebSocket: send Upgrade: websocket");
-      asio::post(self->stream_.get_executor(),
+      asio::post(self->executor_,
                  [self, response = std::move(response), keep_alive, version, handshake]() mutable {
                    if (response.upgrade)
                      return self->upgrade(std::move(response.upgrade), handshake);
@@ -305,22 +407,24 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     res->set(http::field::server, "bowline");
     if (!response.content_type.empty()) res->set(http::field::content_type, response.content_type);
     for (const auto& [name, value] : response.headers) res->set(name, value);
+    if constexpr (kTls<Wire>) res->set(http::field::strict_transport_security, kHsts);
     res->keep_alive(keep_alive && !server_.stopping);
     res->prepare_payload();
-    stream_.expires_after(server_.options.idle_timeout);
+    transport().expires_after(server_.options.idle_timeout);
     http::async_write(stream_, *res,
-                      [self = shared_from_this(), res, keep = std::move(response.shared_body)](
-                          error_code ec, std::size_t) {
+                      [self = this->shared_from_this(), res,
+                       keep = std::move(response.shared_body)](error_code ec, std::size_t) {
                         if (ec) return self->close();
-                        if (!res->keep_alive()) return self->close();
+                        if (!res->keep_alive()) return self->end_connection();
                         self->read_header();
                       });
   }
 
   void upgrade(std::shared_ptr<Upgrade> upgrade, std::shared_ptr<Message> handshake) {
     if (server_.stopping) return close();
-    // The socket moves to a WebSocket session; this session ends with nothing left to do.
-    start_websocket(stream_.release_socket(), server_, std::move(handshake), std::move(upgrade));
+    // The stream moves to a WebSocket session; this session ends with nothing left to do.
+    upgraded_ = true;
+    start_websocket(std::move(stream_), server_, std::move(handshake), std::move(upgrade));
   }
 
   // An error before the request was read whole: answer, then close without a reset (the
@@ -330,22 +434,24 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
     res->set(http::field::server, "bowline");
     res->set(http::field::content_type, "application/json");
+    if constexpr (kTls<Wire>) res->set(http::field::strict_transport_security, kHsts);
     res->body() = Response::error(status, message).body;
     res->keep_alive(false);
     res->prepare_payload();
-    stream_.expires_after(std::chrono::seconds(5));
-    http::async_write(stream_, *res, [self = shared_from_this(), res](error_code ec, std::size_t) {
-      if (ec) return self->close();
-      error_code ignored;
-      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      self->drain();
-    });
+    transport().expires_after(std::chrono::seconds(5));
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res](error_code ec, std::size_t) {
+                        if (ec) return self->close();
+                        error_code ignored;
+                        self->transport().socket().shutdown(tcp::socket::shutdown_send, ignored);
+                        self->drain();
+                      });
   }
 
   void drain() {
     drain_buffer_.resize(64 * 1024);
     stream_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                            [self = this->shared_from_this()](error_code ec, std::size_t n) {
                               self->drained_ += n;
                               if (ec || self->drained_ > 16 * 1024 * 1024) return self->close();
                               self->drain();
@@ -353,9 +459,10 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   }
 
   void close() {
+    if (upgraded_) return;
     error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    transport().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    transport().close();
   }
 
   // ---- event streams ----------------------------------------------------------------------
@@ -368,19 +475,20 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         (response.content_type.empty() ? std::string("text/event-stream") : response.content_type) +
         "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n";
     for (const auto& [name, value] : response.headers) head += name + ": " + value + "\r\n";
+    if constexpr (kTls<Wire>) head += std::string("Strict-Transport-Security: ") + kHsts + "\r\n";
     head += "\r\n";
     streaming_ = true;
     ++server_.streams;
     stream_definition_ = std::move(response.stream);
-    sink_ = std::make_shared<Sink>(weak_from_this());
+    sink_ = std::make_shared<Sink<Session>>(this->weak_from_this());
     last_write_ = std::chrono::steady_clock::now();
-    stream_.expires_never();
+    transport().expires_never();
     queued_bytes_ += head.size();
     push(std::move(head));
     watch_for_disconnect();
     arm_heartbeat();
     // open() replays history from the store: a worker's job, not an I/O thread's.
-    asio::post(*server_.workers, [self = shared_from_this()] {
+    asio::post(*server_.workers, [self = this->shared_from_this()] {
       try {
         if (self->stream_definition_->open) self->stream_definition_->open(self->sink_);
       } catch (...) {
@@ -411,7 +519,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     }
     writing_ = true;
     asio::async_write(stream_, asio::buffer(queue_.front()),
-                      [self = shared_from_this()](error_code ec, std::size_t) {
+                      [self = this->shared_from_this()](error_code ec, std::size_t) {
                         if (ec) return self->finish_stream();
                         self->queued_bytes_ -= self->queue_.front().size();
                         self->queue_.pop_front();
@@ -424,7 +532,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void watch_for_disconnect() {
     drain_buffer_.resize(4096);
     stream_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = shared_from_this()](error_code ec, std::size_t) {
+                            [self = this->shared_from_this()](error_code ec, std::size_t) {
                               if (ec) return self->finish_stream();
                               self->watch_for_disconnect();
                             });
@@ -432,7 +540,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   void arm_heartbeat() {
     timer_.expires_at(last_write_ + server_.options.heartbeat);
-    timer_.async_wait([self = shared_from_this()](error_code ec) {
+    timer_.async_wait([self = this->shared_from_this()](error_code ec) {
       if (ec || self->finished_) return;
       if (std::chrono::steady_clock::now() - self->last_write_ >= self->server_.options.heartbeat &&
           self->queue_.empty()) {
@@ -462,8 +570,10 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
       asio::post(*server_.workers, [definition = stream_definition_] { definition->close(); });
   }
 
-  beast::tcp_stream stream_;
+  Wire stream_;
   HttpServer::Impl& server_;
+  asio::any_io_executor executor_;  // the strand; kept, since the stream may move to a WebSocket
+  bool upgraded_ = false;           // it has: nothing here may touch the stream
   std::string remote_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -474,7 +584,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bool finished_ = false;
   bool writing_ = false;
   std::shared_ptr<Stream> stream_definition_;
-  std::shared_ptr<Sink> sink_;
+  std::shared_ptr<Sink<Session>> sink_;
   StreamLifecycle lifecycle_;
   std::deque<std::string> queue_;
   std::atomic<std::size_t> queued_bytes_{0};
@@ -482,30 +592,30 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   asio::steady_timer timer_;
 };
 
-std::size_t Sink::pending() const {
-  auto session = session_.lock();
-  return session ? session->pending() : 0;
-}
-
-bool Sink::send(std::string text) {
-  if (closed_) return false;
-  auto session = session_.lock();
-  if (!session) return false;
-  return session->enqueue(std::move(text));
-}
-
 // ---- WebSockets ---------------------------------------------------------------------------
 
-class WebSocket;
-
+// A route's side of a WebSocket (a WebSocket<PlainStream> or WebSocket<TlsStream>).
+template <class WebSocket>
 class Peer final : public SocketPeer {
  public:
   explicit Peer(std::weak_ptr<WebSocket> socket) : socket_(std::move(socket)) {}
-  bool send(std::string bytes) override;
-  void close() override;
+  bool send(std::string bytes) override {
+    if (closed_) return false;
+    auto socket = socket_.lock();
+    return socket && socket->enqueue(std::move(bytes));
+  }
+  void close() override {
+    if (closed_) return;
+    if (auto socket = socket_.lock()) socket->request_close();
+  }
   bool closed() const override { return closed_.load(); }
-  std::size_t pending() const override;
-  void pause_reading(bool paused) override;
+  std::size_t pending() const override {
+    auto socket = socket_.lock();
+    return socket ? socket->pending() : 0;
+  }
+  void pause_reading(bool paused) override {
+    if (auto socket = socket_.lock()) socket->pause_reading(paused);
+  }
   void mark_closed() { closed_.store(true); }
 
  private:
@@ -513,10 +623,11 @@ class Peer final : public SocketPeer {
   std::atomic<bool> closed_{false};
 };
 
-class WebSocket final : public Connection, public std::enable_shared_from_this<WebSocket> {
+template <class Wire>
+class WebSocket final : public Connection, public std::enable_shared_from_this<WebSocket<Wire>> {
  public:
-  WebSocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Upgrade> upgrade)
-      : ws_(std::move(socket)), server_(server), upgrade_(std::move(upgrade)) {
+  WebSocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Upgrade> upgrade)
+      : ws_(std::move(stream)), server_(server), upgrade_(std::move(upgrade)) {
     ++server_.connections;
   }
   ~WebSocket() override {
@@ -528,10 +639,10 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
   void run(std::shared_ptr<Message> request) {
     {
       std::lock_guard lock(server_.sessions_mutex);
-      server_.sessions[this] = weak_from_this();
+      server_.sessions[this] = this->weak_from_this();
     }
-    peer_ = std::make_shared<Peer>(weak_from_this());
-    ws_.next_layer().expires_never();
+    peer_ = std::make_shared<Peer<WebSocket>>(this->weak_from_this());
+    beast::get_lowest_layer(ws_).expires_never();
     auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
     timeouts.idle_timeout = server_.options.idle_timeout;
     timeouts.keep_alive_pings = true;  // a ping at half the idle time keeps a quiet console open
@@ -543,7 +654,7 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
     // each on its own, which held a VNC bridge to ~250 MB/s on loopback.
     ws_.auto_fragment(false);
     ws_.read_message_max(server_.options.body_limit);
-    ws_.async_accept(*request, [self = shared_from_this(), request](error_code ec) {
+    ws_.async_accept(*request, [self = this->shared_from_this(), request](error_code ec) {
       if (ec) return self->finish();
       self->accepted_ = true;
       asio::post(*self->server_.workers, [self] { self->open(); });
@@ -558,19 +669,20 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
     const auto size = bytes.size();
     if (queued_bytes_.fetch_add(size) + size > server_.options.stream_backlog) {
       queued_bytes_ -= size;
-      asio::post(ws_.get_executor(), [self = shared_from_this()] { self->finish(); });
+      asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->finish(); });
       return false;
     }
-    asio::post(ws_.get_executor(), [self = shared_from_this(), bytes = std::move(bytes)]() mutable {
-      if (self->finished_) return;
-      self->queue_.push_back(std::move(bytes));
-      if (!self->writing_) self->write_next();
-    });
+    asio::post(ws_.get_executor(),
+               [self = this->shared_from_this(), bytes = std::move(bytes)]() mutable {
+                 if (self->finished_) return;
+                 self->queue_.push_back(std::move(bytes));
+                 if (!self->writing_) self->write_next();
+               });
     return true;
   }
 
   void request_close() {
-    asio::post(ws_.get_executor(), [self = shared_from_this()] {
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] {
       self->closing_ = true;
       if (!self->writing_) self->close_now();
     });
@@ -581,7 +693,7 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
   void pause_reading(bool paused) {
     reads_paused_ = paused;
     if (paused) return;
-    asio::post(ws_.get_executor(), [self = shared_from_this()] {
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] {
       if (!self->read_parked_ || self->finished_) return;
       self->read_parked_ = false;
       self->parked_self_.reset();
@@ -608,12 +720,12 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
       if (upgrade_->close) upgrade_->close();
       return;
     }
-    asio::post(ws_.get_executor(), [self = shared_from_this()] { self->read(); });
+    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->read(); });
   }
 
   void read() {
     if (finished_) return;
-    ws_.async_read(buffer_, [self = shared_from_this()](error_code ec, std::size_t) {
+    ws_.async_read(buffer_, [self = this->shared_from_this()](error_code ec, std::size_t) {
       if (ec) return self->finish();
       auto bytes = beast::buffers_to_string(self->buffer_.data());
       self->buffer_.consume(self->buffer_.size());
@@ -642,7 +754,7 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
     writing_ = true;
     ws_.binary(true);
     ws_.async_write(asio::buffer(queue_.front()),
-                    [self = shared_from_this()](error_code ec, std::size_t) {
+                    [self = this->shared_from_this()](error_code ec, std::size_t) {
                       if (ec) return self->finish();
                       self->queued_bytes_ -= self->queue_.front().size();
                       self->queue_.pop_front();
@@ -654,7 +766,7 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
     if (finished_ || close_sent_) return;
     close_sent_ = true;
     ws_.async_close(websocket::close_code::normal,
-                    [self = shared_from_this()](error_code) { self->finish(); });
+                    [self = this->shared_from_this()](error_code) { self->finish(); });
   }
 
   void finish() {
@@ -678,10 +790,10 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
       asio::post(*server_.workers, [upgrade = upgrade_] { upgrade->close(); });
   }
 
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Wire> ws_;
   HttpServer::Impl& server_;
   std::shared_ptr<Upgrade> upgrade_;
-  std::shared_ptr<Peer> peer_;
+  std::shared_ptr<Peer<WebSocket>> peer_;
   beast::flat_buffer buffer_;
   std::deque<std::string> queue_;
   std::atomic<std::size_t> queued_bytes_{0};
@@ -697,29 +809,10 @@ class WebSocket final : public Connection, public std::enable_shared_from_this<W
   std::shared_ptr<WebSocket> parked_self_;  // while parked; released by resume or finish
 };
 
-bool Peer::send(std::string bytes) {
-  if (closed_) return false;
-  auto socket = socket_.lock();
-  return socket && socket->enqueue(std::move(bytes));
-}
-
-void Peer::close() {
-  if (closed_) return;
-  if (auto socket = socket_.lock()) socket->request_close();
-}
-
-std::size_t Peer::pending() const {
-  auto socket = socket_.lock();
-  return socket ? socket->pending() : 0;
-}
-
-void Peer::pause_reading(bool paused) {
-  if (auto socket = socket_.lock()) socket->pause_reading(paused);
-}
-
-void start_websocket(tcp::socket socket, HttpServer::Impl& server, std::shared_ptr<Message> request,
+template <class Wire>
+void start_websocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Message> request,
                      std::shared_ptr<Upgrade> upgrade) {
-  std::make_shared<WebSocket>(std::move(socket), server, std::move(upgrade))
+  std::make_shared<WebSocket<Wire>>(std::move(stream), server, std::move(upgrade))
       ->run(std::move(request));
 }
 
@@ -743,11 +836,32 @@ void HttpServer::Impl::accept() {
         socket.close(ignored);  // full: the ones being served are not slowed by a flood
       } else {
         socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Session>(std::move(socket), *this)->run();
+        if (tls)
+          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls), *this)->run();
+        else
+          std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), *this)->run();
       }
     }
     accept();
   });
+}
+
+void HttpServer::Impl::load_tls() {
+  const auto& files = *options.tls;
+  tls.emplace(asio::ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(tls->native_handle(), TLS1_2_VERSION);
+  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::single_dh_use);
+  error_code ec;
+  tls->use_certificate_chain_file(files.certificate_chain, ec);
+  if (ec)
+    throw std::runtime_error("cannot load the TLS certificate " + files.certificate_chain + ": " +
+                             ec.message());
+  tls->use_private_key_file(files.private_key, asio::ssl::context::pem, ec);
+  if (ec)
+    throw std::runtime_error("cannot load the TLS key " + files.private_key + ": " + ec.message());
+  if (SSL_CTX_check_private_key(tls->native_handle()) != 1)
+    throw std::runtime_error("the TLS key " + files.private_key +
+                             " does not belong to the certificate " + files.certificate_chain);
 }
 
 HttpServer::HttpServer(HttpServerOptions options, Handler handler)
@@ -761,6 +875,7 @@ void HttpServer::start() {
   std::lock_guard lock(impl_->lifecycle_mutex);
   if (impl_->started) throw std::logic_error("HttpServer::start: already started");
   auto& o = impl_->options;
+  if (o.tls) impl_->load_tls();
   error_code ec;
   const auto address = asio::ip::make_address(o.address, ec);
   if (ec) throw std::runtime_error("listen address \"" + o.address + "\" is not an IP address");

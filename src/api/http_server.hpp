@@ -1,18 +1,25 @@
 // The HTTP/1.1 server: keep-alive connections on a few I/O threads, handlers on a small pool
 // of worker threads (a slow handler never stalls other connections), a request body limit,
-// and endless bodies for server-sent events. The only code that sees Boost.Beast is
-// http_server.cpp.
+// and endless bodies for server-sent events; plain HTTP or HTTPS (with WSS) through the same
+// code. The only code that sees Boost.Beast is http_server.cpp.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/http.hpp"
 
 namespace bowline::api {
+
+// The PEM files of an HTTPS server: its certificate (with any intermediates after it) and key.
+struct TlsFiles {
+  std::string certificate_chain;
+  std::string private_key;
+};
 
 struct HttpServerOptions {
   std::string address = "127.0.0.1";
@@ -29,6 +36,9 @@ struct HttpServerOptions {
   std::size_t max_connections = 8192;
   std::chrono::milliseconds heartbeat{std::chrono::seconds(15)};  // on event streams
   std::size_t stream_backlog = 8 * 1024 * 1024;  // unsent bytes before a slow stream is dropped
+  // Set: HTTPS and WSS only (TLS 1.2 or later), answers carry Strict-Transport-Security and
+  // requests say Request::tls; plain HTTP on the port gets a 400 and the connection ends.
+  std::optional<TlsFiles> tls;
 };
 
 class HttpServer {
@@ -40,7 +50,8 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds, listens and starts the threads. Throws std::runtime_error when it cannot bind.
+  // Loads the TLS files (if any), binds, listens and starts the threads. Throws
+  // std::runtime_error when a TLS file cannot be loaded or the address cannot be bound.
   void start();
   // Closes the listener and every connection (event streams get their close()), waits for
   // the handlers that are running, joins the threads. Idempotent.

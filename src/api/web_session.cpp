@@ -154,6 +154,7 @@ std::string client_address(const Request& request,
 }
 
 bool served_over_https(const Request& request) {
+  if (request.tls) return true;
   // The first hop's value: a proxy chain appends, so the browser-facing one comes first.
   auto first = [](std::string value) {
     value = value.substr(0, value.find(','));
@@ -171,7 +172,9 @@ bool served_over_https(const Request& request) {
 }
 
 std::string WebSessions::secure_attribute(const Request& request) const {
-  const bool secure = options_.secure_cookie ? *options_.secure_cookie : served_over_https(request);
+  // Over bowline's own HTTPS always: the cookie must never go back over plain HTTP.
+  const bool secure = request.tls || (options_.secure_cookie ? *options_.secure_cookie
+                                                             : served_over_https(request));
   return secure ? "; Secure" : "";
 }
 

@@ -24,7 +24,8 @@ struct SessionOptions {
   std::chrono::milliseconds idle{std::chrono::hours(12)};
   std::chrono::milliseconds absolute{std::chrono::hours(7 * 24)};
   // The cookie's Secure attribute: always (true), never (false), or (nullopt) when the
-  // browser reached us over HTTPS, which a TLS front end reports (served_over_https).
+  // browser reached us over HTTPS, which a TLS front end reports (served_over_https). Over
+  // bowline's own HTTPS (Request::tls) it is Secure whatever this says.
   std::optional<bool> secure_cookie;
   // Failed logins per client address, and per username from one address, before further
   // attempts from there are refused for a while (the pause doubles with each further failure,
@@ -46,10 +47,10 @@ std::string client_address(const Request& request,
 // The value of cookie `name` in a Cookie header; "" when absent.
 std::string cookie_value(std::string_view cookie_header, std::string_view name);
 
-// Whether the browser sent `request` over HTTPS to a TLS front end (reverse proxy) that
-// passes it to us over HTTP: the proxy's X-Forwarded-Proto or Forwarded proto=, or the page's
-// own Origin. Only used to add Secure: a client that claims HTTPS falsely gets a cookie its
-// browser then keeps off plain HTTP, which harms nobody else.
+// Whether the browser sent `request` over HTTPS: to bowline itself (Request::tls), or to a TLS
+// front end (reverse proxy) that passes it to us over HTTP, as the proxy's X-Forwarded-Proto
+// or Forwarded proto= or the page's own Origin say. Only used to add Secure: a client that claims
+// HTTPS falsely gets a cookie its browser then keeps off plain HTTP, which harms nobody else.
 bool served_over_https(const Request& request);
 
 // Constant-time comparison (CSRF tokens).

@@ -16,7 +16,9 @@
 #include <sstream>
 
 #include "cli/app.hpp"
+#include "cli/tls_trust.hpp"
 #include "util/curl.hpp"
+#include "util/tls_fingerprint.hpp"
 
 namespace bowline::cli {
 
@@ -49,27 +51,32 @@ std::string normalize_server(std::string url) {
   return url;
 }
 
-namespace {
-
-struct LoginFile {
-  std::string server, token;
-};
-
 std::optional<LoginFile> read_login_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
+  LoginFile file;
   try {
     const auto j = nlohmann::json::parse(in);
-    LoginFile file;
     if (j.contains("server") && j["server"].is_string())
       file.server = normalize_server(j["server"].get<std::string>());
     if (j.contains("token") && j["token"].is_string()) file.token = j["token"].get<std::string>();
-    return file;
+    if (j.contains("fingerprints"))
+      for (const auto& [server, pin] : j.at("fingerprints").items())
+        file.fingerprints[normalize_server(server)] = pin.get<std::string>();
   } catch (const std::exception& e) {
     throw CliError(kExitUsage, path + ": not a login file (" + e.what() +
                                    "); log in again with bowline login --server URL --token TOKEN");
   }
+  for (const auto& [server, pin] : file.fingerprints)
+    if (!util::is_certificate_fingerprint(pin))
+      throw CliError(kExitUsage, path + ": the fingerprint pinned for " + server + " (\"" + pin +
+                                     "\") is not SHA256: and 43 base64 characters; log in to it "
+                                     "again with bowline login --server " +
+                                     server + " --accept-fingerprint SHA256:...");
+  return file;
 }
+
+namespace {
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -103,11 +110,15 @@ Endpoint resolve_endpoint(const std::string& flag_server) {
     e.token = login->token;
     e.token_from = e.login_file;
   }
+  if (login)
+    if (const auto pin = login->fingerprints.find(e.server); pin != login->fingerprints.end()) {
+      e.fingerprint = pin->second;
+      e.fingerprint_from = e.login_file;
+    }
   return e;
 }
 
-void write_login_file(const std::string& path, const std::string& server,
-                      const std::string& token) {
+void write_login_file(const std::string& path, const LoginFile& file) {
   const auto dir = fs::path(path).parent_path();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -116,7 +127,9 @@ void write_login_file(const std::string& path, const std::string& server,
   const auto temp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) throw CliError(kExitInvalid, "cannot write " + temp + ": " + std::strerror(errno));
-  const auto text = nlohmann::ordered_json{{"server", server}, {"token", token}}.dump(2) + "\n";
+  nlohmann::ordered_json j{{"server", file.server}, {"token", file.token}};
+  if (!file.fingerprints.empty()) j["fingerprints"] = file.fingerprints;
+  const auto text = j.dump(2) + "\n";
   std::size_t done = 0;
   while (done < text.size()) {
     const auto n = ::write(fd, text.data() + done, text.size() - done);
@@ -162,7 +175,27 @@ Headers make_headers(const Endpoint& endpoint, const char* accept, bool json_bod
   return Headers(raw);
 }
 
-void common_options(CURL* h, const std::string& url, curl_slist* headers, char* error_buffer) {
+CURLcode hold_to_trust(CURL*, void* ssl_ctx, void* trust) {
+  hold_to(static_cast<SSL_CTX*>(ssl_ctx), *static_cast<TlsTrust*>(trust));
+  return CURLE_OK;
+}
+
+// HTTPS: the handshake is held to `trust` (tls_trust.hpp), which must outlive the transfer.
+void trust_options(CURL* h, const std::string& url, TlsTrust& trust) {
+  if (!is_https(url)) return;
+  if (curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, &hold_to_trust) != CURLE_OK)
+    throw CliError(kExitInvalid,
+                   "this libcurl cannot check server certificates as bowline does "
+                   "(it needs libcurl built with OpenSSL)");
+  curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, &trust);
+  curl_easy_setopt(h, CURLOPT_SSL_SESSIONID_CACHE, 0L);  // every handshake is checked
+  // A pinned certificate is the server's whatever names it holds.
+  if (!trust.pinned.empty()) curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+}
+
+void common_options(CURL* h, const std::string& url, curl_slist* headers, char* error_buffer,
+                    TlsTrust& trust) {
+  trust_options(h, url, trust);
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -234,7 +267,8 @@ ojson Client::call(const std::string& method, const std::string& path, const ojs
   const auto headers = make_headers(endpoint_, "application/json", body != nullptr);
   char error_buffer[CURL_ERROR_SIZE] = {0};
   const std::string url = endpoint_.server + path;
-  common_options(h, url, headers.get(), error_buffer);
+  auto trust = trust_for(endpoint_);
+  common_options(h, url, headers.get(), error_buffer, trust);
   curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
   std::string text;
@@ -247,8 +281,10 @@ ojson Client::call(const std::string& method, const std::string& path, const ojs
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, util::curl_append);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &answer);
   const auto code = curl_easy_perform(h);
-  if (code != CURLE_OK)
+  if (code != CURLE_OK) {
+    throw_if_untrusted(trust, endpoint_, code == CURLE_PEER_FAILED_VERIFICATION, error_buffer);
     throw CliError(kExitUnreachable, unreachable_message(endpoint_, code, error_buffer));
+  }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   if (status_out) *status_out = status;
@@ -324,6 +360,7 @@ void SseParser::line(std::string_view text, std::vector<SseEvent>& out) {
 
 struct EventStream::State {
   Endpoint endpoint;
+  TlsTrust trust;
   CURLM* multi = nullptr;
   Easy easy;
   Headers headers;
@@ -371,7 +408,8 @@ EventStream::EventStream(const Endpoint& endpoint, std::optional<std::int64_t> s
   if (since) url += "?since=" + std::to_string(*since);
   s.headers = make_headers(endpoint, "text/event-stream", false);
   CURL* h = s.easy.get();
-  common_options(h, url, s.headers.get(), s.error_buffer);
+  s.trust = trust_for(endpoint);
+  common_options(h, url, s.headers.get(), s.error_buffer, s.trust);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &State::on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &s);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &State::on_body);
@@ -399,7 +437,13 @@ std::vector<SseEvent> EventStream::poll(std::chrono::milliseconds timeout) {
       const auto code = message->data.result;
       if (code != CURLE_OK) {
         s.status = Status::Failed;
-        s.error = unreachable_message(s.endpoint, code, s.error_buffer);
+        try {
+          throw_if_untrusted(s.trust, s.endpoint, code == CURLE_PEER_FAILED_VERIFICATION,
+                             s.error_buffer);
+          s.error = unreachable_message(s.endpoint, code, s.error_buffer);
+        } catch (const CertificateError& e) {
+          s.error = e.what();
+        }
       } else if (s.http_status != 200) {
         s.status = Status::Failed;
         ojson body;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -55,7 +56,21 @@ struct Endpoint {
   std::string token_from;    // "BOWLINE_TOKEN", the login file's path, or empty
   std::string login_file;    // where `bowline login` writes
   std::string login_server;  // the server the login file is for (empty: no login file)
+  // An https:// server's pinned certificate fingerprint (tls_trust.hpp): only a certificate
+  // with it is accepted. Empty: the system's trust store decides.
+  std::string fingerprint;
+  std::string fingerprint_from;  // the login file's path, "--accept-fingerprint", ...
 };
+
+// The login file: the server and token of the last `bowline login`, and the certificate
+// fingerprints pinned for https:// servers (by their URL), kept across logins to others.
+struct LoginFile {
+  std::string server, token;
+  std::map<std::string, std::string> fingerprints;
+};
+
+// The login file at `path`; nullopt when there is none, CliError(kExitUsage) when it is not one.
+std::optional<LoginFile> read_login_file(const std::string& path);
 
 // ~/.config/bowline/login.json; HOME unset: the user's home from the password database
 // (/root for root).
@@ -66,11 +81,13 @@ std::string normalize_server(std::string url);
 
 // Server: --server, else BOWLINE_SERVER, else the login file, else kDefaultServer. Token:
 // BOWLINE_TOKEN, else the login file's token when the login file is for that same server (a
-// token is never sent to a server it was not issued by).
+// token is never sent to a server it was not issued by). Fingerprint: the one the login file
+// pins for that server.
 Endpoint resolve_endpoint(const std::string& flag_server);
 
-// Writes {"server", "token"} to the login file (0600, its directory 0700), atomically.
-void write_login_file(const std::string& path, const std::string& server, const std::string& token);
+// Writes {"server", "token", "fingerprints"} to the login file (0600, its directory 0700),
+// atomically.
+void write_login_file(const std::string& path, const LoginFile& file);
 
 // ---- requests -----------------------------------------------------------------------------
 
@@ -81,7 +98,8 @@ class Client {
 
   // Sends a request to `path` (below the server's base URL, e.g. "/api/v1/spaces") and returns
   // the answer's JSON (null for an empty body). Throws CliError(kExitUnreachable) when the
-  // server cannot be reached, ApiError for an error status.
+  // server cannot be reached, CertificateError (tls_trust.hpp) when its certificate is not
+  // trusted, ApiError for an error status.
   ojson call(const std::string& method, const std::string& path, const ojson* body = nullptr,
              long* status = nullptr);
   ojson get(const std::string& path) { return call("GET", path); }

@@ -1,4 +1,6 @@
-// bowline login: checks a token against a server and keeps both in the login file.
+// bowline login: checks a token against a server and keeps both in the login file. For an
+// https:// server whose certificate the system does not vouch for, it first shows the
+// certificate's fingerprint and asks (or takes --accept-fingerprint), then pins it.
 #include <termios.h>
 #include <unistd.h>
 
@@ -7,7 +9,10 @@
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
 #include "cli/client_verbs.hpp"
+#include "cli/tls_trust.hpp"
 #include "cli/verbs.hpp"
+#include "util/strings.hpp"
+#include "util/tls_fingerprint.hpp"
 
 namespace bowline::cli {
 namespace {
@@ -15,6 +20,7 @@ namespace {
 struct LoginArgs {
   ClientOptions client;
   std::string token;
+  std::string accept_fingerprint;
 };
 
 std::string read_token() {
@@ -37,19 +43,82 @@ std::string read_token() {
   return token;
 }
 
+// An unverifiable certificate: the user compares its fingerprint with the server's and says
+// yes (y/N on a terminal); without a terminal only --accept-fingerprint would do.
+std::string confirm_certificate(const CertificateError& e, const Endpoint& endpoint) {
+  const auto& server = endpoint.server;
+  if (::isatty(STDIN_FILENO) != 1)
+    throw CliError(kExitUnreachable,
+                   "the certificate of " + server + " cannot be verified (" + e.reason() +
+                       "); its fingerprint is " + e.seen() +
+                       ". Without a terminal to ask on, nothing is trusted: if that is the "
+                       "server's (bowline server prints it at start), run again with "
+                       "--accept-fingerprint " +
+                       e.seen());
+  std::cerr << "The certificate of " << server << " cannot be verified (" << e.reason() << ").\n"
+            << "Its fingerprint is " << e.seen() << "\n"
+            << "Compare it with the one the server printed at start (bowline server "
+               "--print-config shows it too).\n"
+            << "Trust this certificate and pin it for " << server << "? [y/N] " << std::flush;
+  std::string answer;
+  std::getline(std::cin, answer);
+  answer = util::to_lower(util::trim(answer));
+  if (answer != "y" && answer != "yes")
+    throw CliError(kExitUnreachable,
+                   "the certificate of " + server + " was not trusted; nothing was saved");
+  return e.seen();
+}
+
+// Before any token goes out: which certificate of an https:// server to hold the login to.
+void trust_server(Endpoint& endpoint, const std::string& accept) {
+  const bool https = is_https(endpoint.server);
+  if (!accept.empty()) {
+    if (!https)
+      throw CliError(kExitUsage, "--accept-fingerprint is for https:// servers, and " +
+                                     endpoint.server + " is not one");
+    if (!util::is_certificate_fingerprint(accept))
+      throw CliError(kExitUsage, "--accept-fingerprint \"" + accept +
+                                     "\" is not a fingerprint: SHA256: and 43 base64 characters, "
+                                     "as bowline server prints it");
+    endpoint.fingerprint = accept;
+    endpoint.fingerprint_from = "--accept-fingerprint";
+  }
+  if (!https) return;
+  auto probe = endpoint;
+  probe.token.clear();
+  try {
+    Client(probe).get("/api/v1/whoami");
+  } catch (const CertificateError& e) {
+    if (e.kind() == CertificateError::Kind::Mismatch) throw;
+    endpoint.fingerprint = confirm_certificate(e, endpoint);
+    endpoint.fingerprint_from = "your answer";
+  } catch (const ApiError&) {
+    // 401 without a token: the certificate passed.
+  }
+}
+
 int login(const LoginArgs& a) {
   auto endpoint = resolve_endpoint(a.client.server);
+  const auto pinned_before = endpoint.fingerprint;
+  trust_server(endpoint, a.accept_fingerprint);
   endpoint.token = a.token.empty() ? read_token() : a.token;
   endpoint.token_from = "--token";
   Client client(endpoint);
   const auto me = client.get("/api/v1/whoami");
-  write_login_file(endpoint.login_file, endpoint.server, endpoint.token);
+  auto file = read_login_file(endpoint.login_file).value_or(LoginFile{});
+  file.server = endpoint.server;
+  file.token = endpoint.token;
+  if (!endpoint.fingerprint.empty()) file.fingerprints[endpoint.server] = endpoint.fingerprint;
+  write_login_file(endpoint.login_file, file);
   if (a.client.json()) {
     print_json(me);
   } else {
     const auto& user = me.contains("user") && me["user"].is_object() ? me["user"] : me;
     std::cout << "logged in to " << endpoint.server << " as " << text_of(user, "username", "?")
               << " (saved in " << endpoint.login_file << ")\n";
+    if (endpoint.fingerprint != pinned_before)
+      std::cout << "pinned the certificate " << endpoint.fingerprint << " for " << endpoint.server
+                << "\n";
   }
   return kExitOk;
 }
@@ -61,9 +130,14 @@ void add_login_verb(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "login",
       "Check a token against a server and save both in ~/.config/bowline/login.json (0600), "
-      "which later verbs use unless --server, BOWLINE_SERVER or BOWLINE_TOKEN say otherwise");
+      "which later verbs use unless --server, BOWLINE_SERVER or BOWLINE_TOKEN say otherwise. "
+      "An https:// server's certificate that the system cannot verify is shown by its "
+      "fingerprint and, once you confirm it, pinned: later verbs refuse any other");
   cmd->add_option("--token", a->token,
                   "The API token (default: read from the terminal or one line of stdin)");
+  cmd->add_option("--accept-fingerprint", a->accept_fingerprint,
+                  "Trust and pin the server's certificate with this fingerprint (SHA256:..., as "
+                  "bowline server prints it) without asking");
   add_client_options(*cmd, a->client);
   cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return login(*a); }); });
 }

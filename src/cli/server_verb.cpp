@@ -12,6 +12,7 @@
 #include "cli/verbs.hpp"
 #include "server/server.hpp"
 #include "server/settings.hpp"
+#include "server/tls.hpp"
 
 namespace bowline::cli {
 
@@ -73,7 +74,7 @@ void add_server_verb(CLI::App& app, int& exit_code) {
       return;
     }
     if (args->print_config) {
-      std::cout << server::describe_settings(settings);
+      std::cout << server::describe_settings(settings) << server::describe_tls(settings);
       exit_code = kExitOk;
       return;
     }

@@ -1,21 +1,29 @@
 // One io_context thread runs the socket: reads go into a queue for read(), writes are queued
-// on the strand and written one at a time (Beast allows one read and one write at once).
+// on the strand and written one at a time (Beast allows one read and one write at once). The
+// socket is a WebSocket over TCP (ws://) or over TLS (wss://); the same code drives either.
 #include "cli/ws_client.hpp"
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "cli/app.hpp"
+#include "cli/tls_trust.hpp"
 
 namespace bowline::cli {
 
@@ -24,10 +32,17 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
+using PlainWs = websocket::stream<beast::tcp_stream>;
+using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
 
 struct WsConnection::Impl {
   asio::io_context ioc;
-  websocket::stream<beast::tcp_stream> ws{asio::make_strand(ioc)};
+  asio::strand<asio::io_context::executor_type> strand = asio::make_strand(ioc);
+  std::optional<asio::ssl::context> tls_context;
+  TlsTrust trust;  // what the TLS handshake is held to, and saw
+  // One of the two, set by the constructor.
+  std::optional<PlainWs> plain;
+  std::optional<TlsWs> tls;
   beast::flat_buffer buffer;
   std::thread thread;
 
@@ -40,6 +55,14 @@ struct WsConnection::Impl {
   bool writing = false;
   bool closing = false;
 
+  template <class F>
+  void with_ws(F&& f) {
+    if (tls)
+      f(*tls);
+    else
+      f(*plain);
+  }
+
   void end() {
     std::lock_guard lock(mutex);
     ended = true;
@@ -47,15 +70,17 @@ struct WsConnection::Impl {
   }
 
   void read_next() {
-    ws.async_read(buffer, [this](beast::error_code ec, std::size_t) {
-      if (ec) return end();
-      {
-        std::lock_guard lock(mutex);
-        incoming.push_back(beast::buffers_to_string(buffer.data()));
-        arrived.notify_all();
-      }
-      buffer.consume(buffer.size());
-      read_next();
+    with_ws([this](auto& ws) {
+      ws.async_read(buffer, [this](beast::error_code ec, std::size_t) {
+        if (ec) return end();
+        {
+          std::lock_guard lock(mutex);
+          incoming.push_back(beast::buffers_to_string(buffer.data()));
+          arrived.notify_all();
+        }
+        buffer.consume(buffer.size());
+        read_next();
+      });
     });
   }
 
@@ -66,87 +91,153 @@ struct WsConnection::Impl {
       return;
     }
     writing = true;
-    ws.binary(true);
-    ws.async_write(asio::buffer(outgoing.front()), [this](beast::error_code ec, std::size_t) {
-      outgoing.pop_front();
-      if (ec) {
-        outgoing.clear();
-        writing = false;
-        return end();
-      }
-      write_next();
+    with_ws([this](auto& ws) {
+      ws.binary(true);
+      ws.async_write(asio::buffer(outgoing.front()), [this](beast::error_code ec, std::size_t) {
+        outgoing.pop_front();
+        if (ec) {
+          outgoing.clear();
+          writing = false;
+          return end();
+        }
+        write_next();
+      });
     });
   }
 
   void close_now() {
-    ws.async_close(websocket::close_code::normal, [this](beast::error_code) {
-      beast::error_code ignored;
-      beast::get_lowest_layer(ws).socket().shutdown(tcp::socket::shutdown_both, ignored);
-      beast::get_lowest_layer(ws).close();
-      end();
+    with_ws([this](auto& ws) {
+      ws.async_close(websocket::close_code::normal, [this, &ws](beast::error_code) {
+        beast::error_code ignored;
+        beast::get_lowest_layer(ws).socket().shutdown(tcp::socket::shutdown_both, ignored);
+        beast::get_lowest_layer(ws).close();
+        end();
+      });
     });
   }
 };
 
 namespace {
 
-// "http://host:port" -> host, port.
-std::pair<std::string, std::string> host_port(const std::string& server) {
+struct Target {
+  bool tls = false;
+  std::string host, port;
+};
+
+// "http://host:port" or "https://host:port" -> where to connect.
+Target target_of(const std::string& server) {
+  Target t;
   std::string rest = server;
-  if (rest.rfind("https://", 0) == 0)
-    throw CliError(kExitUsage, "the console and VNC need a plain http:// server URL here");
-  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  t.tls = is_https(rest);
+  if (t.tls)
+    rest = rest.substr(8);
+  else if (rest.rfind("http://", 0) == 0)
+    rest = rest.substr(7);
   rest = rest.substr(0, rest.find('/'));
-  std::string host = rest, port = "80";
+  t.host = rest;
+  t.port = t.tls ? "443" : "80";
   if (!rest.empty() && rest.front() == '[') {
     const auto close = rest.find(']');
-    host = rest.substr(1, close - 1);
-    if (close + 1 < rest.size() && rest[close + 1] == ':') port = rest.substr(close + 2);
+    t.host = rest.substr(1, close - 1);
+    if (close + 1 < rest.size() && rest[close + 1] == ':') t.port = rest.substr(close + 2);
   } else if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
+    t.host = rest.substr(0, colon);
+    t.port = rest.substr(colon + 1);
   }
-  return {host, port};
+  return t;
+}
+
+bool is_ip_address(const std::string& host) {
+  beast::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// TLS for `host`: its name for SNI, and without a pin the name the certificate must hold.
+void prepare_tls(beast::ssl_stream<beast::tcp_stream>& stream, const std::string& host,
+                 bool pinned) {
+  SSL* ssl = stream.native_handle();
+  const bool ip = is_ip_address(host);
+  if (!ip) SSL_set_tlsext_host_name(ssl, host.c_str());
+  if (pinned) return;
+  if (ip)
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
+  else
+    SSL_set1_host(ssl, host.c_str());
+}
+
+[[noreturn]] void throw_refused(const websocket::response_type& response, const Endpoint& endpoint,
+                                const beast::error_code& ec) {
+  const auto status = response.result_int();
+  if (status == 0)
+    throw CliError(kExitUnreachable,
+                   "no WebSocket handshake with " + endpoint.server + ": " + ec.message());
+  std::string message = "the server refused (" + std::to_string(status) + ")";
+  ojson body;
+  try {
+    body = ojson::parse(response.body());
+    if (body.contains("error")) message = body["error"].get<std::string>();
+  } catch (const std::exception&) {
+  }
+  throw ApiError(exit_code_for_status(status), message, status, body);
+}
+
+// The WebSocket handshake for `path`, authenticated with the endpoint's token.
+template <class Ws>
+void handshake(Ws& ws, const Endpoint& endpoint, const Target& target, const std::string& path) {
+  ws.set_option(websocket::stream_base::decorator([&](websocket::request_type& req) {
+    req.set(http::field::user_agent, "bowline-cli");
+    if (!endpoint.token.empty()) req.set(http::field::authorization, "Bearer " + endpoint.token);
+  }));
+  websocket::response_type response;
+  beast::error_code ec;
+  ws.handshake(response, target.host + ":" + target.port, path, ec);
+  if (ec) throw_refused(response, endpoint, ec);
+  // Beast's own timeouts: a dead peer ends the session rather than hanging it.
+  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+  ws.binary(true);
+  ws.read_message_max(64 * 1024 * 1024);
+}
+
+void connect(beast::tcp_stream& stream, asio::io_context& ioc, const Endpoint& endpoint,
+             const Target& target) {
+  beast::error_code ec;
+  tcp::resolver resolver(ioc);
+  const auto found = resolver.resolve(target.host, target.port, ec);
+  if (!ec) stream.connect(found, ec);
+  if (ec)
+    throw CliError(kExitUnreachable,
+                   "cannot reach the server at " + endpoint.server + ": " + ec.message());
 }
 
 }  // namespace
 
 WsConnection::WsConnection(const Endpoint& endpoint, const std::string& path)
     : impl_(std::make_unique<Impl>()) {
-  const auto [host, port] = host_port(endpoint.server);
-  beast::error_code ec;
-  tcp::resolver resolver(impl_->ioc);
-  const auto found = resolver.resolve(host, port, ec);
-  if (!ec) beast::get_lowest_layer(impl_->ws).connect(found, ec);
-  if (ec)
-    throw CliError(kExitUnreachable,
-                   "cannot reach the server at " + endpoint.server + ": " + ec.message());
-  auto& ws = impl_->ws;
-  ws.set_option(websocket::stream_base::decorator([&](websocket::request_type& req) {
-    req.set(http::field::user_agent, "bowline-cli");
-    if (!endpoint.token.empty()) req.set(http::field::authorization, "Bearer " + endpoint.token);
-  }));
-  websocket::response_type response;
-  ws.handshake(response, host + ":" + port, path, ec);
-  if (ec) {
-    const auto status = response.result_int();
-    if (status == 0)
+  auto& impl = *impl_;
+  const auto target = target_of(endpoint.server);
+  if (!target.tls) {
+    impl.plain.emplace(impl.strand);
+    connect(beast::get_lowest_layer(*impl.plain), impl.ioc, endpoint, target);
+    handshake(*impl.plain, endpoint, target, path);
+  } else {
+    impl.trust = trust_for(endpoint);
+    impl.tls_context.emplace(asio::ssl::context::tls_client);
+    hold_to(impl.tls_context->native_handle(), impl.trust);
+    impl.tls.emplace(impl.strand, *impl.tls_context);
+    connect(beast::get_lowest_layer(*impl.tls), impl.ioc, endpoint, target);
+    auto& stream = impl.tls->next_layer();
+    prepare_tls(stream, target.host, !impl.trust.pinned.empty());
+    beast::error_code ec;
+    stream.handshake(asio::ssl::stream_base::client, ec);
+    if (ec) {
+      throw_if_untrusted(impl.trust, endpoint, false, ec.message());
       throw CliError(kExitUnreachable,
-                     "no WebSocket handshake with " + endpoint.server + ": " + ec.message());
-    std::string message = "the server refused (" + std::to_string(status) + ")";
-    ojson body;
-    try {
-      body = ojson::parse(response.body());
-      if (body.contains("error")) message = body["error"].get<std::string>();
-    } catch (const std::exception&) {
+                     "no TLS handshake with " + endpoint.server + ": " + ec.message());
     }
-    throw ApiError(exit_code_for_status(status), message, status, body);
+    handshake(*impl.tls, endpoint, target, path);
   }
-  // Beast's own timeouts: a dead peer ends the session rather than hanging it.
-  ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
-  ws.binary(true);
-  ws.read_message_max(64 * 1024 * 1024);
-  asio::post(ws.get_executor(), [impl = impl_.get()] { impl->read_next(); });
+  asio::post(impl.strand, [impl = impl_.get()] { impl->read_next(); });
   impl_->thread = std::thread([impl = impl_.get()] { impl->ioc.run(); });
 }
 
@@ -175,7 +266,7 @@ bool WsConnection::write(std::string bytes) {
     std::lock_guard lock(impl_->mutex);
     if (impl_->ended) return false;
   }
-  asio::post(impl_->ws.get_executor(), [impl = impl_.get(), bytes = std::move(bytes)]() mutable {
+  asio::post(impl_->strand, [impl = impl_.get(), bytes = std::move(bytes)]() mutable {
     if (impl->closing) return;
     impl->outgoing.push_back(std::move(bytes));
     if (!impl->writing) impl->write_next();
@@ -184,7 +275,7 @@ bool WsConnection::write(std::string bytes) {
 }
 
 void WsConnection::close() {
-  asio::post(impl_->ws.get_executor(), [impl = impl_.get()] {
+  asio::post(impl_->strand, [impl = impl_.get()] {
     if (impl->closing) return;
     impl->closing = true;
     if (!impl->writing) impl->close_now();

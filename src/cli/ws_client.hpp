@@ -1,5 +1,6 @@
-// The CLI's WebSocket client (console and VNC): binary frames to and from one route of the
-// server, authenticated with the API token. Beast lives only in ws_client.cpp.
+// The CLI's WebSocket client (console, VNC, tunnels): binary frames to and from one route of
+// the server, authenticated with the API token, over ws:// or wss:// (the certificate held to
+// the same rule as HTTP's, tls_trust.hpp). Beast lives only in ws_client.cpp.
 #pragma once
 
 #include <memory>
@@ -14,8 +15,9 @@ namespace bowline::cli {
 class WsConnection {
  public:
   // Connects and does the handshake for `path` (e.g. /api/v1/spaces/ID/console). Throws
-  // CliError(kExitUnreachable) when the server cannot be reached and ApiError with the
-  // server's status and message when it refuses the upgrade (401, 403, 404, 409, ...).
+  // CliError(kExitUnreachable) when the server cannot be reached, CertificateError when its
+  // certificate is not trusted, and ApiError with the server's status and message when it
+  // refuses the upgrade (401, 403, 404, 409, ...).
   WsConnection(const Endpoint& endpoint, const std::string& path);
   ~WsConnection();  // close()
   WsConnection(const WsConnection&) = delete;

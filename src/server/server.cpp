@@ -19,6 +19,7 @@
 #include "kubevirt/kubeconfig.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
 #include "server/first_admin.hpp"
+#include "server/tls.hpp"
 #include "spec/loader.hpp"
 #include "util/clock.hpp"
 #include "util/process.hpp"
@@ -74,7 +75,8 @@ engine::LibvirtNodeSettings local_node_settings(const ServerSettings& settings,
   n.node.domain_type = domain_type;
   n.node.images_path = settings.images_path.string();
   n.node.resolvers = settings.resolvers;
-  n.node.server_url = "http://" + settings.listen;
+  n.node.server_url =
+      (plan_tls(settings).kind == TlsPlan::Kind::Off ? "http://" : "https://") + settings.listen;
   n.stop_timeout = settings.stop_timeout;
   n.dedicated_cpus = settings.dedicated_cpus;
   return n;
@@ -142,6 +144,34 @@ void raise_open_files_limit() {
   }
 }
 
+// The HTTP server's options: the listen address, and HTTPS as the settings say (a self-signed
+// certificate made now if need be), announced on `out`.
+api::HttpServerOptions http_options(const ServerSettings& settings, std::ostream& out,
+                                    std::ostream& err) {
+  const auto [address, port] = api::split_listen_address(settings.listen);
+  api::HttpServerOptions options;
+  options.address = address;
+  options.port = port;
+  options.max_connections = settings.max_connections;
+  const auto plan = plan_tls(settings);
+  if (const auto tls = prepare_tls(settings, plan)) {
+    options.tls = api::TlsFiles{tls->cert.string(), tls->key.string()};
+    out << "bowline server: " << describe_ready(*tls) << "\n";
+  } else if (!is_loopback_address(address)) {
+    err << "bowline server: warning: plain HTTP on " << settings.listen << " (" << plan.reason
+        << "): tokens, passwords and consoles cross the network in the clear unless a TLS "
+           "front end is in between\n";
+  }
+  return options;
+}
+
+std::string listening_url(const api::HttpServerOptions& options, unsigned short port) {
+  const auto& address = options.address;
+  return std::string(options.tls ? "https://" : "http://") +
+         (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
+         std::to_string(port);
+}
+
 void wait_for_stop_signal(std::ostream& out) {
   const auto set = stop_signals();
   int signal_number = 0;
@@ -169,6 +199,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     util::SystemClock clock;
     store::Store store(settings.data_dir / "bowline.db", clock);
     announce_first_admin(store, settings.data_dir / "admin.token", out, out_is_terminal);
+    const auto server_options = http_options(settings, out, err);  // HTTPS's files first
     for (const auto& dir :
          {settings.images_path, settings.cloud_image_path, settings.base_image_path})
       make_directory(dir, err);
@@ -209,11 +240,6 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     };
     api::Api api(store, engine, events, api_options);
 
-    const auto [address, port] = api::split_listen_address(settings.listen);
-    api::HttpServerOptions server_options;
-    server_options.address = address;
-    server_options.port = port;
-    server_options.max_connections = settings.max_connections;
     api::StaticFiles web(settings.web_root);
     web.add_generated("/ui/event-kinds.js", api::event_kinds_module(),
                       "text/javascript; charset=utf-8");
@@ -221,10 +247,9 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
       return api::StaticFiles::handles(request.path) ? web.handle(request) : api.handle(request);
     });
     server.start();
-    out << "bowline server listening on http://"
-        << (address.find(':') != std::string::npos ? "[" + address + "]" : address) << ":"
-        << server.port() << " (data in " << settings.data_dir.string() << ", libvirt "
-        << settings.libvirt_uri << ")\n"
+    out << "bowline server listening on " << listening_url(server_options, server.port())
+        << " (data in " << settings.data_dir.string() << ", libvirt " << settings.libvirt_uri
+        << ")\n"
         << std::flush;
 
     wait_for_stop_signal(out);

@@ -36,9 +36,27 @@ const char* to_string(SettingSource source) {
   return "?";
 }
 
+const char* to_string(TlsMode mode) {
+  switch (mode) {
+    case TlsMode::Auto:
+      return "auto";
+    case TlsMode::SelfSigned:
+      return "self-signed";
+    case TlsMode::Off:
+      return "off";
+  }
+  return "?";
+}
+
 const std::vector<SettingKey>& setting_keys() {
   static const std::vector<SettingKey> keys{
       {"server.listen", "--listen", "BOWLINE_LISTEN", "address and port of the HTTP API"},
+      {"server.tls.cert", "--tls-cert", "BOWLINE_TLS_CERT",
+       "serve HTTPS with this PEM certificate (chain); needs server.tls.key"},
+      {"server.tls.key", "--tls-key", "BOWLINE_TLS_KEY", "the PEM private key of server.tls.cert"},
+      {"server.tls.mode", "--tls-mode", "BOWLINE_TLS_MODE",
+       "without a certificate: auto (a self-signed one, made in the data directory, when the "
+       "listen address is not loopback), self-signed (also on loopback) or off (plain HTTP)"},
       {"server.data_dir", "--data-dir", "BOWLINE_DATA_DIR", "where the database lives"},
       {"server.libvirt_uri", "--libvirt-uri", "BOWLINE_LIBVIRT_URI", "libvirt connection URI"},
       {"server.domain_type", "--domain-type", "BOWLINE_DOMAIN_TYPE",
@@ -149,8 +167,8 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     const auto& value = entry.second;
     const auto where = file + ":" + std::to_string(entry.first.Mark().line + 1);
     if (value.IsMap()) {
-      // Only server, server.kvm and server.kubevirt hold settings.
-      if (key != "server" && key != "server.kvm" && key != "server.kubevirt")
+      // Only server, server.kvm, server.kubevirt and server.tls hold settings.
+      if (key != "server" && key != "server.kvm" && key != "server.kubevirt" && key != "server.tls")
         check_known(key, where);
       flatten(value, key, file, out);
       continue;
@@ -417,6 +435,40 @@ void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
                         "\" is none of auto, true and false");
 }
 
+void set_tls_mode(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto value = util::to_lower(util::trim(r.text("server.tls.mode")));
+  if (value == "auto")
+    s.tls_mode = TlsMode::Auto;
+  else if (value == "self-signed")
+    s.tls_mode = TlsMode::SelfSigned;
+  else if (value == "off")
+    s.tls_mode = TlsMode::Off;
+  else
+    throw SettingsError("server.tls.mode (" + r.where() + "): \"" + value +
+                        "\" is none of auto, self-signed and off");
+}
+
+// A certificate needs its key and the other way round; a mode that makes or refuses one
+// cannot go with one given.
+void check_tls(const ServerSettings& s, const std::map<std::string, Raw>& raw) {
+  const auto where = [&](const char* key) {
+    return std::string(key) + " (" + raw.at(key).where() + ")";
+  };
+  const bool cert = raw.count("server.tls.cert"), key = raw.count("server.tls.key");
+  if (cert && !key)
+    throw SettingsError(where("server.tls.cert") +
+                        " is set but server.tls.key is not: HTTPS needs the certificate's key too");
+  if (key && !cert)
+    throw SettingsError(where("server.tls.key") +
+                        " is set but server.tls.cert is not: HTTPS needs the certificate too");
+  if (cert && s.tls_mode == TlsMode::SelfSigned)
+    throw SettingsError(where("server.tls.mode") + " is self-signed, but " +
+                        where("server.tls.cert") + " names a certificate: keep one of them");
+  if (cert && s.tls_mode == TlsMode::Off)
+    throw SettingsError(where("server.tls.mode") + " is off, but " + where("server.tls.cert") +
+                        " names a certificate: keep one of them");
+}
+
 void set_kubevirt_name(ServerSettings& s, const Raw& r, const fs::path&) {
   s.kubevirt_name = util::trim(r.text("server.kubevirt.name"));
   if (!s.kubevirt_name.empty() && !is_dns_label(s.kubevirt_name))
@@ -487,6 +539,9 @@ const std::map<std::string, Setter>& setters() {
        [](ServerSettings& s, const Raw& r, const fs::path&) {
          s.operation_retention = parse_retention("server.retention.operations", r);
        }},
+      {"server.tls.cert", set_path<&ServerSettings::tls_cert>},
+      {"server.tls.key", set_path<&ServerSettings::tls_key>},
+      {"server.tls.mode", set_tls_mode},
       {"server.kubevirt.name", set_kubevirt_name},
       {"server.kubevirt.kubeconfig", set_path<&ServerSettings::kubevirt_kubeconfig>},
       {"server.kubevirt.context",
@@ -516,6 +571,7 @@ ServerSettings resolve_settings(const SettingsInput& input) {
     s.origins[k.key] = value.origin + (value.ignored.empty() ? "" : "; " + value.ignored);
     setters().at(k.key)(s, value, input.cwd);
   }
+  check_tls(s, raw);
   // Paths that follow the images path unless set.
   if (!raw.count("server.kvm.cloud_image_path"))
     s.cloud_image_path = s.images_path / "cloud-images";
@@ -555,6 +611,9 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.limits.streams_per_user", std::to_string(s.max_streams_per_user)},
       {"server.retention.events", std::to_string(s.event_retention.count()) + "h"},
       {"server.retention.operations", std::to_string(s.operation_retention.count()) + "h"},
+      {"server.tls.cert", s.tls_cert.empty() ? std::string("(none)") : s.tls_cert.string()},
+      {"server.tls.key", s.tls_key.empty() ? std::string("(none)") : s.tls_key.string()},
+      {"server.tls.mode", to_string(s.tls_mode)},
       {"server.kubevirt.name", s.kubevirt_name},
       {"server.kubevirt.kubeconfig", s.kubevirt_kubeconfig.empty()
                                          ? std::string("($KUBECONFIG, else ~/.kube/config)")

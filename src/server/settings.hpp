@@ -22,6 +22,12 @@ namespace bowline::server {
 enum class SettingSource { Default, File, Env, Flag };
 const char* to_string(SettingSource source);  // default | file | env | flag
 
+// Whether the server speaks HTTPS without a certificate given (server.tls.mode): auto (a
+// self-signed one off loopback, plain HTTP on loopback), self-signed (also on loopback) or
+// off (plain HTTP everywhere, for a TLS front end).
+enum class TlsMode { Auto, SelfSigned, Off };
+const char* to_string(TlsMode mode);  // auto | self-signed | off
+
 class SettingsError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -62,8 +68,8 @@ struct ServerSettings {
   // The web UI's files (ui/ and node_modules/); default: the source tree's web/, set at build
   // time, so that a server started from the build directory serves the UI.
   std::filesystem::path web_root;
-  // The session cookie's Secure flag; nullopt: when the browser came over HTTPS (through a
-  // TLS front end: bowline itself serves plain HTTP).
+  // The session cookie's Secure flag; nullopt: when the browser came over HTTPS (bowline's own,
+  // where it is always Secure, or a TLS front end's).
   std::optional<bool> secure_cookies;
   // Open connections in all, and sockets and event streams per user, beyond which more are
   // refused (docs/security.md).
@@ -75,6 +81,10 @@ struct ServerSettings {
   std::chrono::hours operation_retention{24 * 30};
   // Reverse proxies whose X-Forwarded-For is believed for login limits; empty: none.
   std::vector<spec::Ipv4Network> trusted_proxies;
+  // HTTPS with these PEM files (both or neither); neither: as tls_mode says (server/tls.hpp).
+  std::filesystem::path tls_cert;
+  std::filesystem::path tls_key;
+  TlsMode tls_mode = TlsMode::Auto;
   // A KubeVirt cluster as a second node (docs/kubevirt.md); an empty name: none.
   std::string kubevirt_name;
   std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config

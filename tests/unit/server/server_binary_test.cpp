@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "../api/api_test_support.hpp"
+#include "../api/tls_relay.hpp"
 
 namespace bowline::server::testing {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 using api::testing::HttpClient;
 using api::testing::receive_some;
 using api::testing::TempDir;
+using api::testing::TlsRelay;
 using namespace std::chrono_literals;
 
 namespace fs = std::filesystem;
@@ -255,6 +257,78 @@ TEST(ServerBinaryTest, StartsServesAndStopsOnSigterm) {
     server.signal(SIGINT);
     EXPECT_EQ(server.wait(), 0) << server.output();
   }
+}
+
+// HTTPS without a certificate given (--tls-mode self-signed stands in for a non-loopback
+// address, which tests cannot listen on): the first start makes the pair and prints its
+// fingerprint, serves only HTTPS with it, and the next start and --print-config show the same.
+TEST(security_tls_server, MakesASelfSignedCertificateOnceAndServesOnlyHttps) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "images");
+  const std::vector<std::string> env{"PATH=/usr/bin:/bin:/usr/sbin:/sbin",
+                                     "BOWLINE_LIBVIRT_URI=test:///default",
+                                     "BOWLINE_DOMAIN_TYPE=qemu", "BOWLINE_KVM_IMAGES_PATH=images"};
+  const std::vector<std::string> argv{kBowline,     "server", "--listen",   "127.0.0.1:0",
+                                      "--data-dir", "data",   "--tls-mode", "self-signed"};
+  const auto cert = dir.path() / "data" / "tls-cert.pem";
+  const std::regex made("TLS certificate " + cert.string() +
+                        " \\(self-signed, made now\\), fingerprint (SHA256:[A-Za-z0-9+/]{43})\n");
+  std::string fingerprint;
+  {
+    Child server(argv, env, dir.path());
+    const auto port = server.await(std::regex("listening on https://127\\.0\\.0\\.1:([0-9]+)"));
+    ASSERT_FALSE(port.empty()) << server.output();
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(server.output(), match, made)) << server.output();
+    fingerprint = match[1];
+    EXPECT_EQ(fs::status(dir.path() / "data" / "tls-key.pem").permissions(),
+              fs::perms::owner_read | fs::perms::owner_write);
+    std::string token;
+    std::ifstream(dir.path() / "data" / "admin.token") >> token;
+
+    TlsRelay relay(static_cast<unsigned short>(std::stoi(port)));
+    HttpClient client(relay.port());
+    EXPECT_EQ(client.get("/api/v1/whoami", token).status, 200);
+    EXPECT_EQ(relay.server_fingerprint(), fingerprint);
+    HttpClient plain(static_cast<unsigned short>(std::stoi(port)));
+    EXPECT_EQ(plain.get("/api/v1/whoami", token).status, 400);
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait(), 0) << server.output();
+  }
+  {
+    Child server(argv, env, dir.path());
+    ASSERT_FALSE(server.await(std::regex("listening on https://")).empty()) << server.output();
+    EXPECT_NE(
+        server.output().find("(self-signed, made at an earlier start), fingerprint " + fingerprint),
+        std::string::npos)
+        << server.output();
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait(), 0) << server.output();
+  }
+  Child print(
+      {kBowline, "server", "--print-config", "--data-dir", "data", "--tls-mode", "self-signed"},
+      env, dir.path());
+  EXPECT_EQ(print.wait(), 0) << print.output();
+  EXPECT_NE(print.output().find("tls: HTTPS with the self-signed " + cert.string() +
+                                " (server.tls.mode is self-signed), fingerprint " + fingerprint),
+            std::string::npos)
+      << print.output();
+  EXPECT_TRUE(std::regex_search(print.output(),
+                                std::regex("server.tls.mode +self-signed +flag \\(--tls-mode\\)")))
+      << print.output();
+}
+
+// Loopback without a certificate stays plain HTTP, and --print-config says why.
+TEST(security_tls_server, PrintConfigSaysLoopbackIsPlainHttp) {
+  TempDir dir;
+  Child print({kBowline, "server", "--print-config", "--listen", "127.0.0.1:7470"},
+              {"PATH=/usr/bin:/bin"}, dir.path());
+  EXPECT_EQ(print.wait(), 0) << print.output();
+  EXPECT_NE(print.output().find("tls: off, plain HTTP (the listen address is loopback)"),
+            std::string::npos)
+      << print.output();
+  EXPECT_TRUE(std::regex_search(print.output(), std::regex("server.tls.cert +\\(none\\) +default")))
+      << print.output();
 }
 
 }  // namespace

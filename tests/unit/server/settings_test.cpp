@@ -121,6 +121,9 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.limits.streams_per_user", {"4", "5", "6"}},
       {"server.retention.events", {"1d", "48h", "7d"}},
       {"server.retention.operations", {"30d", "2d", "3d"}},
+      {"server.tls.cert", {"/f", "/e", "/g"}},
+      {"server.tls.key", {"/f", "/e", "/g"}},
+      {"server.tls.mode", {"off", "self-signed", "auto"}},
       {"server.kubevirt.name", {"c1", "c2", "c3"}},
       {"server.kubevirt.kubeconfig", {"/f", "/e", "/g"}},
       {"server.kubevirt.context", {"a", "b", "c"}},
@@ -133,12 +136,18 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
     const auto leaf = k.substr(dot + 1);
     const bool kvm = k.find(".kvm.") != std::string::npos;
     const bool kubevirt = k.find(".kubevirt.") != std::string::npos;
+    const bool tls = k.find(".tls.") != std::string::npos;
     const auto file = write_config(std::string("server:\n") +
                                    (kvm        ? "  kvm:\n    "
                                     : kubevirt ? "  kubevirt:\n    "
+                                    : tls      ? "  tls:\n    "
                                                : "  ") +
                                    leaf + ": \"" + v[0] + "\"\n");
     auto in = input();
+    // A certificate needs its key and the other way round (from the environment, which this
+    // key's flag still beats).
+    if (k == "server.tls.cert") in.env["BOWLINE_TLS_KEY"] = "/k";
+    if (k == "server.tls.key") in.env["BOWLINE_TLS_CERT"] = "/c";
     in.config_file = file;
     EXPECT_EQ(resolve_settings(in).sources.at(k), SettingSource::File) << k;
     in.env[key.env] = v[1];
