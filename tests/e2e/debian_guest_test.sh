@@ -137,6 +137,15 @@ admin_token=$(cat "$work/data/admin.token")
 log "server at $url"
 export HOME=$work/home BOWLINE_SERVER=$url
 mkdir -p "$HOME"
+# Off loopback the server serves HTTPS with a certificate it made: the CLI pins its fingerprint
+# (from the server's own words) on each machine, and Python's checks trust that certificate.
+fingerprint=""
+if [ "${url%%://*}" = https ]; then
+  fingerprint=$(grep -aoE 'fingerprint SHA256:[A-Za-z0-9+/]+' "$work/server.log" | head -n 1 | cut -d' ' -f2)
+  "$bowline" login --server "$url" --token "$admin_token" --accept-fingerprint "$fingerprint" >/dev/null ||
+    abort "bowline login --accept-fingerprint $fingerprint"
+fi
+export SSL_CERT_FILE=$work/data/tls-cert.pem # for Python's urllib and ssl below
 as_admin() { BOWLINE_TOKEN=$admin_token "$bowline" "$@"; }
 as_user() { BOWLINE_TOKEN=$user_token "$bowline" "$@"; }
 # COMMAND... on the client's machine, as the user, with a home of its own
@@ -145,6 +154,11 @@ mkdir -p "$client_home/.ssh" && chmod 700 "$client_home/.ssh"
 in_client() {
   ip netns exec "$client_ns" env HOME="$client_home" BOWLINE_SERVER="$url" BOWLINE_TOKEN="$user_token" "$@"
 }
+if [ -n "$fingerprint" ]; then
+  ip netns exec "$client_ns" env HOME="$client_home" "$bowline" login --server "$url" \
+    --token "$admin_token" --accept-fingerprint "$fingerprint" >/dev/null ||
+    abort "bowline login on the client's machine"
+fi
 
 # --- a user with an SSH key -------------------------------------------------------------------
 user=dana
@@ -324,11 +338,14 @@ check "tunnel: port 9000 (not in ports:) is refused with 403, naming the rule" \
   grep -q "port 9000 is not one the space's template lists in ports: (8000)" <<<"$out"
 # STATUS of a tunnel's upgrade from the client's machine with TOKEN
 upgrade_status() {
-  ip netns exec "$client_ns" python3 - "$url" "$1" "$2" <<'PY'
+  ip netns exec "$client_ns" python3 - "$url" "$1" "$2" "$work/data/tls-cert.pem" <<'PY'
 import socket, sys, urllib.parse
 url, path, token = sys.argv[1:4]
+import ssl
 u = urllib.parse.urlsplit(url)
 s = socket.create_connection((u.hostname, u.port), timeout=10)
+if u.scheme == "https":
+    s = ssl.create_default_context(cafile=sys.argv[4]).wrap_socket(s, server_hostname=u.hostname)
 s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
            "Authorization: Bearer %s\r\n\r\n" % (path, u.netloc, token)).encode())

@@ -63,6 +63,8 @@ client_subnet=$(net_free_subnet 30) || fail "no free /30 for the browser's names
 client_ns=bwwc$tag
 net_client_netns "$client_ns" "$client_subnet" || fail "the browser's namespace on $client_subnet/30"
 trap 'web_server_stop; _web_cleanup' EXIT
+export HOME=$work/home # the CLI's login file (and the certificate it pins) are the test's own
+mkdir -p "$HOME"
 WEB_LISTEN=$NET_HOST_IP web_server_start "$bowline" "$work" "$work/images" || fail "$WEB_ERROR"
 log "server on $BOWLINE_SERVER (the browser in $client_ns at $NET_CLIENT_IP)"
 
@@ -87,6 +89,7 @@ address=$(BOWLINE_TOKEN=$user_token "$bowline" space info dev -o json |
 ip netns exec "$client_ns" timeout 5 bash -c "exec 3<>/dev/tcp/$address/22" 2>/dev/null &&
   fail "the browser's namespace reaches the guest ($address) without the server"
 
-ip netns exec "$client_ns" env BASE_URL="$BOWLINE_SERVER" SCREENSHOT_DIR="$shots" SPACE_ID="$space_id" \
+ip netns exec "$client_ns" env BASE_URL="$BOWLINE_SERVER" SERVER_SPKI="${SERVER_SPKI:-}" \
+  SCREENSHOT_DIR="$shots" SPACE_ID="$space_id" \
   USERNAME="$user" PASSWORD="$password" SERVICE_PASSWORD="$service_password" \
   GUEST_HOSTNAME="$hostname" node "$root/web/tests/console_login.mjs"

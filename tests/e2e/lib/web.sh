@@ -77,6 +77,16 @@ web_server_start() {
   export BOWLINE_SERVER=$url
   BOWLINE_TOKEN=$(cat "$work/data/admin.token") || { WEB_ERROR="no admin.token"; return 1; }
   export BOWLINE_TOKEN
+  # Off loopback the server makes a self-signed certificate: the CLI pins it (in $HOME's login
+  # file) and the browser trusts that one key (SERVER_SPKI).
+  if [ "${url%%://*}" = https ]; then
+    WEB_FINGERPRINT=$(grep -aoE 'fingerprint SHA256:[A-Za-z0-9+/]+' "$work/server.log" | head -n 1 | cut -d' ' -f2)
+    "$bowline" login --server "$url" --token "$BOWLINE_TOKEN" --accept-fingerprint "$WEB_FINGERPRINT" \
+      >/dev/null || { WEB_ERROR="bowline login --accept-fingerprint $WEB_FINGERPRINT"; return 1; }
+    SERVER_SPKI=$(openssl x509 -in "$work/data/tls-cert.pem" -pubkey -noout |
+      openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64)
+    export SERVER_SPKI WEB_FINGERPRINT
+  fi
 }
 
 web_server_stop() {
