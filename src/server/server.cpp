@@ -63,6 +63,7 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   e.external_port_first = settings.external_port_first;
   e.external_port_last = settings.external_port_last;
   e.reconcile_interval = settings.reconcile_interval;
+  e.default_quota = settings.default_quota;
   return e;
 }
 
