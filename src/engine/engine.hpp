@@ -153,7 +153,7 @@ class Engine : public SpaceAccess {
   spec::Spec space_spec(const store::Space& space);
 
   // Quotas (engine_quota.cpp): the limits in effect for a user, and what they hold now (every
-  // space they own, whatever its state, until it is gone).
+  // space they own, whatever its state, until it is gone), as committed (the store's reader).
   Limits limits_of(const store::User& user) const;
   Usage usage_of_owner(std::int64_t owner_id);
   std::map<std::int64_t, Usage> usage_by_owner();  // every owner's, in one pass
@@ -194,7 +194,16 @@ class Engine : public SpaceAccess {
   // EngineError (Forbidden) when the space `space_id` of `spec` takes its owner over their
   // quota, counted over their other spaces. Run inside the transaction that writes the space.
   void check_quota(std::int64_t owner_id, const std::string& space_id, const spec::Spec& spec);
-  Usage space_usage(const store::Space& space);
+  // What `spaces` hold, by owner, reading their templates and owners (each once) from
+  // `templates` and `users`: the writer's connection inside a create's transaction (it must
+  // see what that transaction sees), the reader's for what a request shows (so it never waits
+  // for the engine's writes).
+  std::map<std::int64_t, Usage> count_usage(const std::vector<store::Space>& spaces,
+                                            store::TemplateRepository& templates,
+                                            store::UserRepository& users);
+  // space_spec with the template and owner already read.
+  spec::Spec expand_spec(const store::Space& space, const store::Template& tmpl,
+                         const std::optional<store::User>& owner) const;
   // A claim's member, taken for `owner` under `name` with the quota checked, in one
   // transaction; EngineError when none is ready or the quota refuses.
   store::Space take_member(const store::Pool& pool, const store::User& owner,
