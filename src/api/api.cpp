@@ -89,6 +89,8 @@ int status_of(engine::EngineError::Kind kind) {
       return 409;
     case engine::EngineError::Kind::Invalid:
       return 422;
+    case engine::EngineError::Kind::Forbidden:
+      return 403;
   }
   return 500;
 }

@@ -74,6 +74,7 @@ class Api {
   void add_access_routes();
   // Steps of the add_*_routes above.
   void add_user_credential_routes();
+  void add_user_quota_route();
   void add_space_change_routes();
   void add_console_route();
   void add_vnc_route();
@@ -108,6 +109,8 @@ class Api {
   nlohmann::json connect_json(const store::Space& space, const std::string& owner);
   nlohmann::json pool_json_of(const store::Pool& pool);
   nlohmann::json accepted_json(const std::string& space_id, std::int64_t operation);
+  // user_json with the user's quota and usage.
+  nlohmann::json user_with_quota(const store::User& user);
   // The user named in the path when the caller is that user or an admin; 403 / 404 otherwise.
   store::User target_user(const Caller& caller, const std::string& username);
 

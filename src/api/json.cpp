@@ -32,6 +32,21 @@ nlohmann::json user_json(const store::User& user) {
           {"createdAt", user.created_at}};
 }
 
+void add_quota_json(nlohmann::json& out, const engine::Limits& limits, const engine::Usage& usage) {
+  const auto limit = [](const engine::Limit& l) {
+    return nlohmann::json{{"limit", optional_json(l.value)},
+                          {"source", engine::to_string(l.source)}};
+  };
+  out["quota"] = {{"spaces", limit(limits.spaces)},
+                  {"cpus", limit(limits.cpus)},
+                  {"memory", limit(limits.memory)},
+                  {"disk", limit(limits.disk)}};
+  out["usage"] = {{"spaces", usage.spaces},
+                  {"cpus", usage.cpus},
+                  {"memory", usage.memory},
+                  {"disk", usage.disk}};
+}
+
 nlohmann::json token_json(const store::ApiToken& token) {
   return {{"id", token.id},
           {"name", token.name},

@@ -11,6 +11,9 @@
 namespace bowline::api {
 
 nlohmann::json user_json(const store::User& user);
+// The user's limits ("quota": {spaces, cpus, memory, disk}: each {limit (null: none), source:
+// user | default}) and what they hold ("usage": {spaces, cpus, memory, disk}), added to `out`.
+void add_quota_json(nlohmann::json& out, const engine::Limits& limits, const engine::Usage& usage);
 // A token as its owner may see it: never the secret (which is not kept) nor its hash.
 nlohmann::json token_json(const store::ApiToken& token);
 nlohmann::json template_json(const store::Template& tmpl, bool with_yaml);

@@ -9,8 +9,8 @@ namespace bowline::api {
 
 namespace {
 
-nlohmann::json session_body(const store::User& user, const std::string& csrf) {
-  return {{"user", user_json(user)}, {"csrf", csrf}};
+nlohmann::json session_body(nlohmann::json user, const std::string& csrf) {
+  return {{"user", std::move(user)}, {"csrf", csrf}};
 }
 
 }  // namespace
@@ -26,20 +26,21 @@ void Api::add_session_routes() {
         const auto username = required_string(body, "username");
         const auto password = required_string(body, "password");
         auto login = sessions_.login(username, password, request);
-        auto response = Response::json(200, session_body(login.user, login.csrf));
+        auto response = Response::json(200, session_body(user_with_quota(login.user), login.csrf));
         response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie, request));
         response.headers.emplace_back("Cache-Control", "no-store");
         return response;
       });
 
-  router_.add("GET", "/api/v1/session", Access::Public,
-              [this](const Caller&, const Request& request) {
-                auto found = sessions_.find(request);
-                if (!found) throw HttpError(401, "not logged in");
-                auto response = Response::json(200, session_body(found->user, found->session.csrf));
-                response.headers.emplace_back("Cache-Control", "no-store");
-                return response;
-              });
+  router_.add(
+      "GET", "/api/v1/session", Access::Public, [this](const Caller&, const Request& request) {
+        auto found = sessions_.find(request);
+        if (!found) throw HttpError(401, "not logged in");
+        auto response =
+            Response::json(200, session_body(user_with_quota(found->user), found->session.csrf));
+        response.headers.emplace_back("Cache-Control", "no-store");
+        return response;
+      });
 
   router_.add("DELETE", "/api/v1/session", Access::Public,
               [this](const Caller&, const Request& request) {

@@ -1,4 +1,4 @@
-// /api/v1/whoami and /api/v1/users: accounts, their SSH keys and their API tokens.
+// /api/v1/whoami and /api/v1/users: accounts, their quotas, SSH keys and API tokens.
 #include <algorithm>
 #include <cctype>
 
@@ -6,6 +6,7 @@
 #include "api/auth.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
+#include "engine/quota.hpp"
 #include "util/control_chars.hpp"
 #include "util/duration.hpp"
 #include "util/sha512_crypt.hpp"
@@ -256,16 +257,67 @@ std::string owned_spaces(store::Store& store, const store::User& user) {
   return count == 0 ? "" : names;
 }
 
+// One limit of PATCH /users/{username}/quota: null or "default" (the server's), "unlimited",
+// a whole number (for memory and disk: bytes) or, as text, a count or a size ("8G").
+std::optional<std::int64_t> limit_from(const nlohmann::json& value, const char* name, bool bytes) {
+  if (value.is_null()) return std::nullopt;
+  if (value.is_number_integer() && value.get<std::int64_t>() >= 0) return value.get<std::int64_t>();
+  if (!value.is_string())
+    throw HttpError(422, std::string("quota ") + name +
+                             ": expected a whole number of at least 0, a text such as " +
+                             (bytes ? "\"8G\"" : "\"4\"") + ", \"unlimited\" or \"default\"");
+  const auto text = value.get<std::string>();
+  if (text == "default") return std::nullopt;
+  const auto parsed = engine::parse_limit(text, bytes);
+  if (const auto* error = std::get_if<std::string>(&parsed))
+    throw HttpError(422, std::string("quota ") + name + ": " + *error + " or default");
+  return std::get<std::int64_t>(parsed);
+}
+
+// The user's quota with the body's fields applied; fields it does not name stay as they are.
+store::Quota patched_quota(const nlohmann::json& body, store::Quota quota) {
+  struct Field {
+    const char* name;
+    std::optional<std::int64_t> store::Quota::*member;
+    bool bytes;
+  };
+  static const Field fields[] = {{"spaces", &store::Quota::spaces, false},
+                                 {"cpus", &store::Quota::cpus, false},
+                                 {"memory", &store::Quota::memory, true},
+                                 {"disk", &store::Quota::disk, true}};
+  for (const auto& [key, value] : body.items())
+    if (std::none_of(std::begin(fields), std::end(fields),
+                     [&](const Field& f) { return key == f.name; }))
+      throw HttpError(422,
+                      "quota: unknown field \"" + key + "\" (known: spaces, cpus, memory, disk)");
+  for (const auto& f : fields)
+    if (body.contains(f.name)) quota.*(f.member) = limit_from(body[f.name], f.name, f.bytes);
+  return quota;
+}
+
 }  // namespace
 
+nlohmann::json Api::user_with_quota(const store::User& user) {
+  auto out = user_json(user);
+  add_quota_json(out, engine_.limits_of(user), engine_.usage_of_owner(user.id));
+  return out;
+}
+
 void Api::add_user_routes() {
-  router_.add("GET", "/api/v1/whoami", Access::Any, [](const Caller& caller, const Request&) {
-    return Response::json(200, user_json(caller.user));
+  router_.add("GET", "/api/v1/whoami", Access::Any, [this](const Caller& caller, const Request&) {
+    return Response::json(200, user_with_quota(caller.user));
   });
 
   router_.add("GET", "/api/v1/users", Access::Admin, [this](const Caller&, const Request&) {
     auto out = nlohmann::json::array();
-    for (const auto& user : store_.users().list()) out.push_back(user_json(user));
+    const auto usage = engine_.usage_by_owner();  // one pass over the spaces, not one per user
+    for (const auto& user : store_.users().list()) {
+      auto one = user_json(user);
+      const auto it = usage.find(user.id);
+      add_quota_json(one, engine_.limits_of(user),
+                     it == usage.end() ? engine::Usage{} : it->second);
+      out.push_back(std::move(one));
+    }
     return Response::json(200, out);
   });
 
@@ -287,8 +339,8 @@ void Api::add_user_routes() {
 
   router_.add("GET", "/api/v1/users/{username}", Access::AdminOrSelf,
               [this](const Caller& caller, const Request& request) {
-                return Response::json(200,
-                                      user_json(target_user(caller, request.param("username"))));
+                return Response::json(
+                    200, user_with_quota(target_user(caller, request.param("username"))));
               });
 
   router_.add("PATCH", "/api/v1/users/{username}", Access::AdminOrSelf,
@@ -296,7 +348,7 @@ void Api::add_user_routes() {
                 auto user = target_user(caller, request.param("username"));
                 const auto patch = read_user_patch(caller, object_body(request), user);
                 save_user_patch(store_, caller, user, patch);
-                return Response::json(200, user_json(*store_.users().get(user.id)));
+                return Response::json(200, user_with_quota(*store_.users().get(user.id)));
               });
 
   router_.add("DELETE", "/api/v1/users/{username}", Access::Admin,
@@ -315,7 +367,22 @@ void Api::add_user_routes() {
                 return Response::no_content();
               });
 
+  add_user_quota_route();
   add_user_credential_routes();
+}
+
+// Admins only, so that nobody raises their own. A quota lower than what the user holds deletes
+// nothing; it refuses their next create or claim.
+void Api::add_user_quota_route() {
+  router_.add("PATCH", "/api/v1/users/{username}/quota", Access::Admin,
+              [this](const Caller& caller, const Request& request) {
+                const auto body = object_body(request);
+                auto transaction = store_.transaction();  // two patches never lose a field
+                const auto user = target_user(caller, request.param("username"));
+                store_.users().set_quota(user.id, patched_quota(body, user.quota));
+                transaction.commit();
+                return Response::json(200, user_with_quota(*store_.users().get(user.id)));
+              });
 }
 
 // A user's SSH keys and API tokens.

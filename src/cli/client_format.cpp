@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cli/output.hpp"
+#include "engine/quota.hpp"
 
 namespace bowline::cli {
 
@@ -305,6 +306,37 @@ std::string format_users(const ojson& users) {
   return format_table(rows);
 }
 
+std::string format_quota(const ojson& user) {
+  const auto* quota = member(user, "quota");
+  const auto* usage = member(user, "usage");
+  if (!quota || !usage || !quota->is_object() || !usage->is_object()) return "";
+  struct Measure {
+    const char* key;
+    const char* label;
+    bool bytes;
+  };
+  static const Measure measures[] = {{"spaces", "spaces", false},
+                                     {"cpus", "vCPUs", false},
+                                     {"memory", "memory", true},
+                                     {"disk", "disk", true}};
+  const auto text = [](const ojson& value, bool bytes) {
+    if (!value.is_number_integer()) return std::string("?");
+    const auto n = value.get<std::int64_t>();
+    return bytes ? engine::format_quota_bytes(n) : std::to_string(n);
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : measures) {
+    const auto* limit = member(*quota, m.key);
+    const auto used = text(usage->value(m.key, ojson(0)), m.bytes);
+    const ojson* value = limit ? member(*limit, "limit") : nullptr;
+    const bool fallback = limit && text_of(*limit, "source") == "default";
+    std::string line = value ? used + " of " + text(*value, m.bytes) : used + ", no limit";
+    if (fallback) line += " (server default)";
+    rows.push_back({std::string("  ") + m.label, line});
+  }
+  return "quota:\n" + format_table(rows);
+}
+
 std::string format_user(const ojson& user) {
   std::vector<std::vector<std::string>> rows{
       {"username:", text_of(user, "username")},
@@ -325,7 +357,7 @@ std::string format_user(const ojson& user) {
   } else {
     out += "ssh keys: none\n";
   }
-  return out;
+  return out + format_quota(user);
 }
 
 std::string format_node_report(const ojson& node) {

@@ -35,7 +35,10 @@ std::string format_spaces(
 std::string format_space_info(const ojson& space);     // GET /spaces/{id}: one field a line
 std::string format_templates(const ojson& templates);  // NAME REVISION UPDATED
 std::string format_users(const ojson& users);  // USERNAME EMAIL TIMEZONE PERMISSIONS KEYS STATE
-std::string format_user(const ojson& user);    // one field a line
+std::string format_user(const ojson& user);    // one field a line, then its quota
+// A user's use against their quota ("memory  6 GiB of 8 GiB"), one limit a line, "" when the
+// server sent none.
+std::string format_quota(const ojson& user);
 std::string format_node_report(const ojson& node);  // a node check / GET /nodes entry
 
 // "2024-05-01 12:00:00 UTC" from Unix milliseconds (a string is kept as it is).

@@ -1,5 +1,5 @@
-// bowline user create|list|set-password|add-key|disable|enable|delete: users on the server
-// (admins; set-password and add-key also for oneself).
+// bowline user create|list|info|set-password|add-key|set-quota|disable|enable|delete: users on
+// the server (admins; info, set-password and add-key also for oneself).
 #include <termios.h>
 #include <unistd.h>
 
@@ -105,6 +105,46 @@ int list(const ClientOptions& o) {
   return kExitOk;
 }
 
+struct InfoArgs {
+  ClientOptions client;
+  std::string username;  // empty: oneself
+};
+
+int info(const InfoArgs& a) {
+  Client client(resolve_endpoint(a.client.server));
+  const auto user = client.get(a.username.empty() ? "/api/v1/whoami" : user_path(a.username));
+  if (a.client.json())
+    print_json(user);
+  else
+    std::cout << format_user(user);
+  return kExitOk;
+}
+
+// Each limit as given ("default", "unlimited", "4", "8G"): the server reads and checks them.
+struct QuotaArgs {
+  ClientOptions client;
+  std::string username;
+  std::string spaces, cpus, memory, disk;  // empty: not given
+};
+
+int set_quota(const QuotaArgs& a) {
+  ojson body = ojson::object();
+  const std::pair<const char*, const std::string*> given[] = {
+      {"spaces", &a.spaces}, {"cpus", &a.cpus}, {"memory", &a.memory}, {"disk", &a.disk}};
+  for (const auto& [key, value] : given)
+    if (!value->empty()) body[key] = *value;
+  if (body.empty())
+    throw CliError(kExitUsage,
+                   "set-quota: give at least one of --spaces, --cpus, --memory, --disk");
+  Client client(resolve_endpoint(a.client.server));
+  const auto user = client.patch(user_path(a.username) + "/quota", body);
+  if (a.client.json())
+    print_json(user);
+  else
+    std::cout << a.username << "'s " << format_quota(user);
+  return kExitOk;
+}
+
 struct PasswordArgs {
   ClientOptions client;
   std::string username;
@@ -191,6 +231,32 @@ int remove_user(const UserArgs& a) {
   return kExitOk;
 }
 
+void add_info_verb(CLI::App& group, int& exit_code) {
+  auto a = std::make_shared<InfoArgs>();
+  auto* cmd = group.add_subcommand(
+      "info", "A user's account and their use against their quota (yours without USERNAME)");
+  cmd->add_option("USERNAME", a->username, "The user (admins: anyone)");
+  add_client_options(*cmd, a->client);
+  cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return info(*a); }); });
+}
+
+void add_set_quota_verb(CLI::App& group, int& exit_code) {
+  auto a = std::make_shared<QuotaArgs>();
+  auto* cmd = group.add_subcommand(
+      "set-quota",
+      "Admins: limit what a user may hold (stopped spaces and pool claims count); each value "
+      "may be 'default' (the server's) or 'unlimited'");
+  cmd->add_option("USERNAME", a->username, "The user")->required();
+  cmd->add_option("--spaces", a->spaces, "How many spaces")->type_name("N");
+  cmd->add_option("--cpus", a->cpus, "vCPUs of all their spaces together")->type_name("N");
+  cmd->add_option("--memory", a->memory, "Memory of all their spaces together (e.g. 16G)")
+      ->type_name("SIZE");
+  cmd->add_option("--disk", a->disk, "Disk of all their spaces together (e.g. 200G)")
+      ->type_name("SIZE");
+  add_client_options(*cmd, a->client);
+  cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return set_quota(*a); }); });
+}
+
 }  // namespace
 
 void add_user_verbs(CLI::App& app, int& exit_code) {
@@ -221,6 +287,8 @@ void add_user_verbs(CLI::App& app, int& exit_code) {
     add_client_options(*cmd, *a);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return list(*a); }); });
   }
+  add_info_verb(*group, exit_code);
+  add_set_quota_verb(*group, exit_code);
   {
     auto a = std::make_shared<PasswordArgs>();
     auto* cmd = group->add_subcommand(

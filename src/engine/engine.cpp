@@ -122,6 +122,11 @@ spec::Spec Engine::space_spec(const store::Space& space) {
   if (!tmpl) throw EngineError(EngineError::Kind::NotFound, "the space's template is gone");
   std::optional<store::User> owner;
   if (space.owner_id) owner = store_.users().get(*space.owner_id);
+  return expand_spec(space, *tmpl, owner);
+}
+
+spec::Spec Engine::expand_spec(const store::Space& space, const store::Template& tmpl,
+                               const std::optional<store::User>& owner) const {
   spec::Variables values = settings_.server_variables;
   values["user.username"] = owner ? owner->username : "pool";
   values["user.email"] = owner ? owner->email : "";
@@ -130,13 +135,13 @@ spec::Spec Engine::space_spec(const store::Space& space) {
   values["space.name"] = space.name;
   values["space.id"] = space.id;
   values["space.ip_address"] = space.ip.value_or("");
-  values["template.name"] = tmpl->name;
-  values["template.id"] = std::to_string(tmpl->id);
-  auto result = spec::load_spec(tmpl->yaml, &values);
+  values["template.name"] = tmpl.name;
+  values["template.id"] = std::to_string(tmpl.id);
+  auto result = spec::load_spec(tmpl.yaml, &values);
   if (!result.spec) {
-    std::string message = "template \"" + tmpl->name + "\" does not expand for this space:";
+    std::string message = "template \"" + tmpl.name + "\" does not expand for this space:";
     for (const auto& d : result.diagnostics.sorted())
-      if (d.severity == spec::Severity::Error) message += " " + spec::format(d, tmpl->name);
+      if (d.severity == spec::Severity::Error) message += " " + spec::format(d, tmpl.name);
     throw EngineError(EngineError::Kind::Invalid, message);
   }
   // A domain keeps the name it was made with: a template whose name changed, or a pool member

@@ -21,6 +21,7 @@
 #include "engine/executor.hpp"
 #include "engine/node.hpp"
 #include "engine/port_forwards.hpp"
+#include "engine/quota.hpp"
 #include "engine/readiness.hpp"
 #include "engine/space_access.hpp"
 #include "plan/change_parts.hpp"
@@ -45,6 +46,9 @@ struct EngineSettings {
   // store would otherwise grow with every keystroke of activity, for ever).
   std::chrono::hours event_retention{24 * 7};
   std::chrono::hours operation_retention{24 * 30};
+  // What a user may hold where their own quota says nothing (server.quota.*); unset or
+  // negative: no limit.
+  store::Quota default_quota;
   // What the engine waits with (a guest's address, the audit's interval); unset: real time.
   // It must outlive the engine.
   util::Timer* timer = nullptr;
@@ -154,6 +158,12 @@ class Engine : public SpaceAccess {
   // The spec of a space's template with the space's values (for render and checks).
   spec::Spec space_spec(const store::Space& space);
 
+  // Quotas (engine_quota.cpp): the limits in effect for a user, and what they hold now (every
+  // space they own, whatever its state, until it is gone), as committed (the store's reader).
+  Limits limits_of(const store::User& user) const;
+  Usage usage_of_owner(std::int64_t owner_id);
+  std::map<std::int64_t, Usage> usage_by_owner();  // every owner's, in one pass
+
   // SpaceAccess (space_access.cpp).
   std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override;
   int open_display(const std::string& space_id) override;
@@ -187,6 +197,23 @@ class Engine : public SpaceAccess {
   void refuse_unrunnable(Node& node, const spec::Spec& spec, const std::string& template_name);
   store::Space insert_space(const store::NewSpace& fresh, const spec::Spec& spec, Node& node,
                             const std::optional<std::string>& ip);
+  // EngineError (Forbidden) when the space `space_id` of `spec` takes its owner over their
+  // quota, counted over their other spaces. Run inside the transaction that writes the space.
+  void check_quota(std::int64_t owner_id, const std::string& space_id, const spec::Spec& spec);
+  // What `spaces` hold, by owner, reading their templates and owners (each once) from
+  // `templates` and `users`: the writer's connection inside a create's transaction (it must
+  // see what that transaction sees), the reader's for what a request shows (so it never waits
+  // for the engine's writes).
+  std::map<std::int64_t, Usage> count_usage(const std::vector<store::Space>& spaces,
+                                            store::TemplateRepository& templates,
+                                            store::UserRepository& users);
+  // space_spec with the template and owner already read.
+  spec::Spec expand_spec(const store::Space& space, const store::Template& tmpl,
+                         const std::optional<store::User>& owner) const;
+  // A claim's member, taken for `owner` under `name` with the quota checked, in one
+  // transaction; EngineError when none is ready or the quota refuses.
+  store::Space take_member(const store::Pool& pool, const store::User& owner,
+                           const std::string& name);
   void fill_pool(std::int64_t pool_id);
   static std::optional<std::string> pool_template_problem(const spec::Spec& spec,
                                                           const std::string& template_name);

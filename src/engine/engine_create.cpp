@@ -97,10 +97,12 @@ void Engine::refuse_unrunnable(Node& node, const spec::Spec& spec,
 }
 
 // The row, its address (from the template's range, where the node takes one from bowline) and
-// its host ports: all or nothing.
+// its host ports: all or nothing, and only within the owner's quota.
 store::Space Engine::insert_space(const store::NewSpace& fresh, const spec::Spec& spec, Node& node,
                                   const std::optional<std::string>& ip) {
   auto transaction = store_.transaction();
+  // In the same transaction as the row: a second create waits for this one and counts it.
+  if (fresh.owner_id) check_quota(*fresh.owner_id, fresh.id, spec);
   auto space = store_.spaces().create(fresh);
   if (!node.fixed_address_refusal(spec)) {
     const auto lease = ip ? Ipam(store_).lease_exact(spec.network, space.id, *ip)

@@ -8,7 +8,8 @@ namespace bowline::engine {
 
 class EngineError : public std::runtime_error {
  public:
-  enum class Kind { NotFound, Conflict, Invalid };
+  // Forbidden: not for this user, whatever the state (a quota it would go over).
+  enum class Kind { NotFound, Conflict, Invalid, Forbidden };
   EngineError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   Kind kind() const { return kind_; }
 

@@ -123,6 +123,40 @@ void Engine::fill_pool(std::int64_t pool_id) {
   }
 }
 
+store::Space Engine::take_member(const store::Pool& pool, const store::User& owner,
+                                 const std::string& name) {
+  std::optional<store::Space> member;
+  try {
+    auto transaction = store_.transaction();
+    member = store_.spaces().claim_pool_member(pool.id, owner.id, name);
+    if (member) {
+      // The member as it is now (the owner's, under its new name) against the owner's quota:
+      // refused, the claim is rolled back and the member stays in the pool.
+      check_quota(owner.id, member->id, space_spec(*member));
+      transaction.commit();
+      return *member;
+    }
+  } catch (const store::ConflictError& e) {
+    throw EngineError(EngineError::Kind::Conflict, e.what());
+  }
+  // None ready: a claim the quota would refuse anyway says so rather than "try again".
+  store::Space probe;
+  probe.owner_id = owner.id;
+  probe.name = name;
+  probe.template_id = pool.template_id;
+  std::optional<spec::Spec> spec;
+  try {
+    spec = space_spec(probe);
+  } catch (const EngineError&) {
+  }
+  if (spec) check_quota(owner.id, {}, *spec);
+  const auto booting = store_.spaces().list_for_pool(pool.id).size();
+  throw EngineError(EngineError::Kind::Conflict,
+                    "pool " + pool.name + " has no member ready" +
+                        (booting ? " (" + std::to_string(booting) + " being made)" : "") +
+                        ": try again shortly");
+}
+
 Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
                       const std::string& name) {
   check_space_name(name);
@@ -133,20 +167,8 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
   if (store_.spaces().find_by_name(owner->id, name))
     throw EngineError(EngineError::Kind::Conflict,
                       owner->username + " already has a space named " + name);
-  std::optional<store::Space> member;
-  try {
-    member = store_.spaces().claim_pool_member(pool->id, owner->id, name);
-  } catch (const store::ConflictError& e) {
-    throw EngineError(EngineError::Kind::Conflict, e.what());
-  }
-  if (!member) {
-    const auto booting = store_.spaces().list_for_pool(pool->id).size();
-    throw EngineError(EngineError::Kind::Conflict,
-                      "pool " + pool_name + " has no member ready" +
-                          (booting ? " (" + std::to_string(booting) + " being made)" : "") +
-                          ": try again shortly");
-  }
-  events_.publish(event::kSpaceClaimed, member->id,
+  const auto member = take_member(*pool, *owner, name);
+  events_.publish(event::kSpaceClaimed, member.id,
                   {{"pool", pool_name}, {"owner", owner->username}, {"name", name}});
   // The refill boots a new guest: it starts once this claim is done with the CPU, not while
   // the claimed guest is being personalised (under emulation they would share two cores).
@@ -161,23 +183,23 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
     }
   } refill{*this, pool->id};
 
-  Claimed result{*member, ClaimMethod::Agent, std::nullopt, {}};
-  if (member->state == SpaceState::Running) {
+  Claimed result{member, ClaimMethod::Agent, std::nullopt, {}};
+  if (member.state == SpaceState::Running) {
     try {
-      const auto loaded = load(*member);
-      node_of(*member).personalise(node_space(loaded), "pool");
-      events_.publish(event::kSpacePersonalised, member->id, {{"owner", owner->username}});
+      const auto loaded = load(member);
+      node_of(member).personalise(node_space(loaded), "pool");
+      events_.publish(event::kSpacePersonalised, member.id, {{"owner", owner->username}});
       return result;
     } catch (const std::exception& e) {
       result.agent_problem = e.what();
-      events_.publish(event::kSpacePersonaliseFailed, member->id, {{"error", e.what()}});
+      events_.publish(event::kSpacePersonaliseFailed, member.id, {{"error", e.what()}});
     }
     // No usable agent: reboot into the owner's seed (its every-boot program makes the account).
     result.method = ClaimMethod::Reboot;
-    result.operation = restart_space(member->id);
+    result.operation = restart_space(member.id);
   } else {
     result.method = ClaimMethod::Boot;
-    result.operation = start_space(member->id);
+    result.operation = start_space(member.id);
   }
   return result;
 }

@@ -66,6 +66,7 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   e.reconcile_interval = settings.reconcile_interval;
   e.event_retention = settings.event_retention;
   e.operation_retention = settings.operation_retention;
+  e.default_quota = settings.default_quota;
   return e;
 }
 

@@ -9,6 +9,7 @@
 
 #include "api/http_server.hpp"
 #include "engine/placement.hpp"
+#include "engine/quota.hpp"
 #include "spec/quantity.hpp"
 #include "util/strings.hpp"
 
@@ -109,6 +110,14 @@ const std::vector<SettingKey>& setting_keys() {
        "the kubeconfig's context to use (default: its current-context)"},
       {"server.kubevirt.namespace", "--kubevirt-namespace", "BOWLINE_KUBEVIRT_NAMESPACE",
        "the namespace the kubevirt node's spaces live in"},
+      {"server.quota.spaces", "--quota-spaces", "BOWLINE_QUOTA_SPACES",
+       "spaces a user may hold unless their own quota says (a number, or unlimited)"},
+      {"server.quota.cpus", "--quota-cpus", "BOWLINE_QUOTA_CPUS",
+       "vCPUs a user's spaces may have in all unless their own quota says (or unlimited)"},
+      {"server.quota.memory", "--quota-memory", "BOWLINE_QUOTA_MEMORY",
+       "memory a user's spaces may have in all unless their own quota says (32G, or unlimited)"},
+      {"server.quota.disk", "--quota-disk", "BOWLINE_QUOTA_DISK",
+       "disk a user's spaces may have in all unless their own quota says (500G, or unlimited)"},
   };
   return keys;
 }
@@ -167,8 +176,9 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     const auto& value = entry.second;
     const auto where = file + ":" + std::to_string(entry.first.Mark().line + 1);
     if (value.IsMap()) {
-      // Only server, server.kvm, server.kubevirt and server.tls hold settings.
-      if (key != "server" && key != "server.kvm" && key != "server.kubevirt" && key != "server.tls")
+      // Only server, server.kvm, server.kubevirt, server.tls and server.quota hold settings.
+      if (key != "server" && key != "server.kvm" && key != "server.kubevirt" &&
+          key != "server.tls" && key != "server.quota")
         check_known(key, where);
       flatten(value, key, file, out);
       continue;
@@ -486,6 +496,21 @@ void set_kubevirt_namespace(ServerSettings& s, const Raw& r, const fs::path&) {
                         "\" is not a namespace name (lowercase letters, digits and '-')");
 }
 
+// A default quota (server.quota.*): a count or a size, or unlimited.
+template <std::optional<std::int64_t> store::Quota::*Member, bool Bytes>
+void set_quota(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto parsed = engine::parse_limit(r.text(r.key), Bytes);
+  if (const auto* error = std::get_if<std::string>(&parsed))
+    throw SettingsError(r.key + " (" + r.where() + "): " + *error);
+  s.default_quota.*Member = std::get<std::int64_t>(parsed);
+}
+
+std::string describe_limit(const std::optional<std::int64_t>& value, bool bytes) {
+  if (!value || *value < 0) return "unlimited";
+  return bytes ? spec::format_binary_size(static_cast<std::uint64_t>(*value))
+               : std::to_string(*value);
+}
+
 // A setting that is a path (relative ones against the start directory).
 template <fs::path ServerSettings::*Member>
 void set_path(ServerSettings& s, const Raw& r, const fs::path& cwd) {
@@ -549,6 +574,10 @@ const std::map<std::string, Setter>& setters() {
          s.kubevirt_context = util::trim(r.text("server.kubevirt.context"));
        }},
       {"server.kubevirt.namespace", set_kubevirt_namespace},
+      {"server.quota.spaces", set_quota<&store::Quota::spaces, false>},
+      {"server.quota.cpus", set_quota<&store::Quota::cpus, false>},
+      {"server.quota.memory", set_quota<&store::Quota::memory, true>},
+      {"server.quota.disk", set_quota<&store::Quota::disk, true>},
   };
   return table;
 }
@@ -621,6 +650,10 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kubevirt.context",
        s.kubevirt_context.empty() ? std::string("(current-context)") : s.kubevirt_context},
       {"server.kubevirt.namespace", s.kubevirt_namespace},
+      {"server.quota.spaces", describe_limit(s.default_quota.spaces, false)},
+      {"server.quota.cpus", describe_limit(s.default_quota.cpus, false)},
+      {"server.quota.memory", describe_limit(s.default_quota.memory, true)},
+      {"server.quota.disk", describe_limit(s.default_quota.disk, true)},
   };
   std::size_t key_width = 0, value_width = 0;
   for (const auto& [key, value] : values) {

@@ -16,6 +16,7 @@
 
 #include "engine/kvm_probe.hpp"
 #include "spec/ipv4.hpp"
+#include "store/records.hpp"
 
 namespace bowline::server {
 
@@ -90,6 +91,9 @@ struct ServerSettings {
   std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config
   std::string kubevirt_context;               // empty: the kubeconfig's current-context
   std::string kubevirt_namespace = "default";
+  // What each user may hold unless their own quota says otherwise (server.quota.*): -1 is no
+  // limit, the default, so that a server that gains quotas refuses nothing it allowed before.
+  store::Quota default_quota{-1, -1, -1, -1};
 
   std::optional<std::filesystem::path> config_file;  // the file read, if any
   std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""

@@ -20,6 +20,8 @@ Store::Store(const std::filesystem::path& file, const util::Clock& clock, Option
   reader_ = std::make_unique<Db>(file, reader_options);
   read_users_ = std::make_unique<UserRepository>(*reader_, clock_);
   read_tokens_ = std::make_unique<TokenRepository>(*reader_, clock_);
+  read_spaces_ = std::make_unique<SpaceRepository>(*reader_, clock_);
+  read_templates_ = std::make_unique<TemplateRepository>(*reader_, clock_);
 }
 
 }  // namespace bowline::store

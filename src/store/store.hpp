@@ -70,6 +70,10 @@ class Store {
   // none waits for the engine's writes on db(). Reads only; committed data only.
   UserRepository& read_users() { return *read_users_; }
   TokenRepository& read_tokens() { return *read_tokens_; }
+  // Spaces and templates on reader(), for what a request shows of them (a user's quota usage)
+  // without waiting for the engine's writes. Reads only; committed data only.
+  SpaceRepository& read_spaces() { return *read_spaces_; }
+  TemplateRepository& read_templates() { return *read_templates_; }
   const util::Clock& clock() const { return clock_; }
 
  private:
@@ -88,6 +92,8 @@ class Store {
   EventRepository events_{db_, clock_};
   std::unique_ptr<UserRepository> read_users_;
   std::unique_ptr<TokenRepository> read_tokens_;
+  std::unique_ptr<SpaceRepository> read_spaces_;
+  std::unique_ptr<TemplateRepository> read_templates_;
 };
 
 }  // namespace bowline::store

@@ -416,10 +416,23 @@ async function main() {
     }
     check(perms.join(",") === "use-vnc,use-web-terminal", `the user's permissions: [${perms}]`);
     check((await apiGet(`/users/${username}`)).body.hasPassword === true, "no password set");
+    // The quota: set in the row, kept by the server, shown as use against it.
+    await row.locator(".quota-form summary").click();
+    const quota = row.locator(`form[aria-label="Quota of ${username}"]`);
+    await quota.locator("input[name=spaces]").fill("2");
+    await quota.locator("input[name=memory]").fill("8G");
+    await quota.locator("button[type=submit]").click();
+    await row.locator('[data-quota="spaces"]', { hasText: "spaces 0 of 2" }).waitFor();
+    const limits = (await apiGet(`/users/${username}`)).body.quota;
+    check(limits.spaces.limit === 2 && limits.spaces.source === "user", `spaces quota: ${JSON.stringify(limits.spaces)}`);
+    check(limits.memory.limit === 8 * 1024 ** 3, `memory quota: ${JSON.stringify(limits.memory)}`);
+    check(limits.cpus.source === "default", `cpus quota: ${JSON.stringify(limits.cpus)}`);
+    check(/memory 0 B of 8 GiB/.test(await row.textContent()), `the row shows ${await row.textContent()}`);
     await adm.screenshot({ path: path.join(SHOTS, "users.png") });
-    // alice is no admin: no Users link.
+    // alice is no admin: no Users link; her own use shows on the spaces page.
     await page.goto(`${BASE}/#/spaces`);
     await page.locator("header.top nav").waitFor();
+    await page.locator('.yours [data-quota="spaces"]').waitFor();
     check(await page.locator("header.top nav a", { hasText: "Users" }).count() === 0, "alice sees Users");
   });
 

@@ -3,6 +3,7 @@
 import { html, useState, useEffect, go, hasPermission, isAdmin, when, useTitle } from "/ui/lib.js";
 import * as api from "/ui/api.js";
 import * as kinds from "/ui/event-kinds.js";
+import { QuotaUse } from "/ui/users.js";
 
 // ---- the store: every visible space, the running operations, kept current by events ------
 
@@ -193,6 +194,8 @@ export function SpacesPage({ user }) {
   const { spaces: list, operations: ops, connected } = useSpaces();
   const [creating, setCreating] = useState(false);
   const [error, setError] = useState("");
+  const [me, setMe] = useState(null);  // one's own quota and use, again as spaces come and go
+  useEffect(() => { api.get("/whoami").then(setMe, () => {}); }, [list.length]);
   const sorted = [...list].sort((a, b) => a.name.localeCompare(b.name));
   return html`
     <section>
@@ -200,6 +203,7 @@ export function SpacesPage({ user }) {
         <h1>Spaces</h1>
         <span class=${connected ? "live on" : "live off"} title="the event stream">${connected ? "live" : "reconnecting…"}</span>
         ${!creating && html`<button onClick=${() => setCreating(true)} accesskey="n">New space</button>`}
+        ${me && html`<span class="yours" aria-label="Your use and quota">yours: <${QuotaUse} user=${me} /></span>`}
       </div>
       ${creating && html`<${CreateForm} user=${user} onDone=${() => setCreating(false)} />`}
       ${error && html`<p class="error" role="alert">${error} <button class="link" onClick=${() => setError("")}>dismiss</button></p>`}

@@ -330,7 +330,9 @@ inline std::string bridged_template(const std::string& bridge = "br-test",
 // the HTTP server on a free port.
 class ApiStack {
  public:
-  explicit ApiStack(HttpServerOptions http = test_http_options()) {
+  // `engine`: the engine's settings (e.g. default quotas); the stack sets no others.
+  explicit ApiStack(HttpServerOptions http = test_http_options(),
+                    engine::EngineSettings engine = {}) {
     images_ = dir_.path() / "images";
     std::filesystem::create_directories(images_ / "cloud-images");
     std::filesystem::create_directories(images_ / "base");
@@ -357,7 +359,7 @@ class ApiStack {
     local.stop_timeout = std::chrono::seconds(2);
     node_ =
         std::make_unique<engine::LibvirtNode>(*hypervisor_, *images_cache_, *disks_, probe_, local);
-    engine_ = std::make_unique<engine::Engine>(*store_, *events_, engine::EngineSettings{});
+    engine_ = std::make_unique<engine::Engine>(*store_, *events_, std::move(engine));
     engine_->add_node(*node_);
     engine_->start();
     api_ = std::make_unique<Api>(*store_, *engine_, *events_, ApiOptions{});

@@ -101,6 +101,26 @@ TEST(ClientFormat, Diagnostics) {
             "t.yaml:2:9: error: memory: below 1 MiB\nt.yaml: warning: no image checksum\n");
 }
 
+// GET /users/{username}'s quota and usage: one line a limit, the user's own or the default's.
+TEST(ClientFormat, UseAgainstQuota) {
+  const auto user = ojson::parse(R"({
+    "username": "alice", "email": "", "timezone": "", "permissions": [], "sshKeys": [],
+    "quota": {"spaces": {"limit": 5, "source": "user"},
+              "cpus": {"limit": null, "source": "default"},
+              "memory": {"limit": 8589934592, "source": "user"},
+              "disk": {"limit": 107374182400, "source": "default"}},
+    "usage": {"spaces": 2, "cpus": 3, "memory": 6442450944, "disk": 42949672960}})");
+  EXPECT_EQ(format_quota(user),
+            "quota:\n"
+            "  spaces  2 of 5\n"
+            "  vCPUs   3, no limit (server default)\n"
+            "  memory  6 GiB of 8 GiB\n"
+            "  disk    40 GiB of 100 GiB (server default)\n");
+  EXPECT_THAT(format_user(user), HasSubstr("ssh keys: none\nquota:\n  spaces  2 of 5\n"));
+  // An older server sends none: no quota lines.
+  EXPECT_EQ(format_quota(ojson::parse(R"({"username": "alice"})")), "");
+}
+
 TEST(SseParser, FramesFieldsCommentsAndLineEnds) {
   SseParser parser;
   auto events = parser.feed("retry: 2000\n\n: keep-alive\n\nid: 7\nevent: space.state\nda");

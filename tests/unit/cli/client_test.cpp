@@ -529,6 +529,49 @@ TEST(ClientCli, UserVerbs) {
       "bob       bob@example.org  Europe/Berlin  use-vnc,use-web-terminal  1         enabled\n");
 }
 
+TEST(ClientCli, UserSetQuotaSendsTheGivenLimitsAndUserInfoShowsUseAgainstThem) {
+  Home home;
+  FakeApi api;
+  const std::string user =
+      R"({"username":"bob","email":"","timezone":"","sshKeys":[],"permissions":[],)"
+      R"("quota":{"spaces":{"limit":3,"source":"user"},"cpus":{"limit":null,"source":"user"},)"
+      R"("memory":{"limit":8589934592,"source":"user"},"disk":{"limit":null,"source":"default"}},)"
+      R"("usage":{"spaces":1,"cpus":2,"memory":268435456,"disk":1073741824}})";
+  api.on("PATCH /api/v1/users/bob/quota", Reply{200, user});
+  api.on("GET /api/v1/users/bob", Reply{200, user});
+  api.on("GET /api/v1/whoami", Reply{200, user});
+  const auto env = "BOWLINE_SERVER=" + api.url() + " BOWLINE_TOKEN=tok";
+  auto r = bowline(home, env, "user set-quota bob --spaces 3 --cpus unlimited --memory 8G");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(api.requests().back().target, "/api/v1/users/bob/quota");
+  // Only what was given, as given: the server reads "default", "unlimited" and sizes.
+  EXPECT_EQ(nlohmann::json::parse(api.requests().back().body),
+            nlohmann::json({{"spaces", "3"}, {"cpus", "unlimited"}, {"memory", "8G"}}));
+  EXPECT_EQ(r.out,
+            "bob's quota:\n"
+            "  spaces  1 of 3\n"
+            "  vCPUs   2, no limit\n"
+            "  memory  256 MiB of 8 GiB\n"
+            "  disk    1 GiB, no limit (server default)\n");
+  r = bowline(home, env, "user set-quota bob --disk default");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(api.requests().back().body),
+            nlohmann::json({{"disk", "default"}}));
+  const auto sent = api.requests().size();
+  r = bowline(home, env, "user set-quota bob");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("give at least one of --spaces, --cpus, --memory, --disk"));
+  EXPECT_EQ(api.requests().size(), sent);  // nothing sent
+
+  r = bowline(home, env, "user info bob");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("username:     bob\n"));
+  EXPECT_THAT(r.out, HasSubstr("  memory  256 MiB of 8 GiB\n"));
+  r = bowline(home, env, "user info");  // oneself
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(api.requests().back().target, "/api/v1/whoami");
+}
+
 TEST(ClientCli, LoginWritesAPrivateFileThatLaterVerbsUse) {
   Home home;
   FakeApi api;

@@ -128,6 +128,10 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.kubevirt.kubeconfig", {"/f", "/e", "/g"}},
       {"server.kubevirt.context", {"a", "b", "c"}},
       {"server.kubevirt.namespace", {"ns-f", "ns-e", "ns-g"}},
+      {"server.quota.spaces", {"1", "2", "unlimited"}},
+      {"server.quota.cpus", {"4", "unlimited", "8"}},
+      {"server.quota.memory", {"8G", "16Gi", "0"}},
+      {"server.quota.disk", {"100G", "unlimited", "1T"}},
   };
   for (const auto& key : setting_keys()) {
     const auto& v = values.at(key.key);
@@ -137,10 +141,12 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
     const bool kvm = k.find(".kvm.") != std::string::npos;
     const bool kubevirt = k.find(".kubevirt.") != std::string::npos;
     const bool tls = k.find(".tls.") != std::string::npos;
+    const bool quota = k.find(".quota.") != std::string::npos;
     const auto file = write_config(std::string("server:\n") +
                                    (kvm        ? "  kvm:\n    "
                                     : kubevirt ? "  kubevirt:\n    "
                                     : tls      ? "  tls:\n    "
+                                    : quota    ? "  quota:\n    "
                                                : "  ") +
                                    leaf + ": \"" + v[0] + "\"\n");
     auto in = input();
@@ -283,6 +289,41 @@ TEST_F(security_settings, MaxImageSizeIs64GiBUnlessSetAsASize) {
   }
   in.env = {{"BOWLINE_KVM_MAX_IMAGE_SIZE", "0"}};
   EXPECT_THROW(resolve_settings(in), SettingsError);
+}
+
+// No limits unless set, so a server that gains quotas refuses nothing it allowed before.
+TEST_F(SettingsTest, DefaultQuotasAreUnlimitedUntilSet) {
+  constexpr std::int64_t kGiB = 1024LL * 1024 * 1024;
+  auto s = resolve_settings(input());
+  EXPECT_EQ(s.default_quota, (store::Quota{-1, -1, -1, -1}));
+  auto in = input();
+  in.config_file = write_config(
+      "server:\n  quota:\n    spaces: 5\n    cpus: 8\n    memory: 16G\n    disk: unlimited\n");
+  in.env["BOWLINE_QUOTA_DISK"] = "200 GiB";
+  s = resolve_settings(in);
+  EXPECT_EQ(s.default_quota, (store::Quota{5, 8, 16 * kGiB, 200 * kGiB}));
+  const auto text = describe_settings(s);
+  EXPECT_NE(text.find("server.quota.memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("16Gi"), std::string::npos) << text;
+  EXPECT_NE(text.find("200Gi"), std::string::npos) << text;
+
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{"server.quota.spaces", "lots"},
+                                          {"server.quota.cpus", "-1"},
+                                          {"server.quota.memory", "1.5G"},
+                                          {"server.quota.disk", "8X"}}) {
+    auto bad = input();
+    bad.flags[key] = value;
+    try {
+      resolve_settings(bad);
+      ADD_FAILURE() << key << " " << value << " was taken";
+    } catch (const SettingsError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  auto typo = input();
+  typo.config_file = write_config("server:\n  quota:\n    memroy: 8G\n");
+  EXPECT_THROW(resolve_settings(typo), SettingsError);
 }
 
 TEST_F(SettingsTest, TheKubevirtNodeIsOffUntilNamed) {
