@@ -201,6 +201,48 @@ def main():
               % (f["rounds"], f["direct_p50_ms"], f["direct_p99_ms"], f["tunnel_p50_ms"], f["tunnel_p99_ms"]))
         print("  added by the tunnel: p50 %.3f ms, p99 %.3f ms  %s"
               % (f["added_p50_ms"], f["added_p99_ms"], verdict(f["added_p99_ms"] < TUNNEL_ADDED_P99_TARGET_MS)))
+    report_scp(by.get("tunnel_scp", []))
+    report_limits(by.get("limits", []))
+
+
+def report_limits(rows):
+    """A normal client's latency around many idle connections; RSS through a console flood."""
+    for row in rows:
+        f = row["figures"]
+        if "note" in f:
+            print("== limits: " + f["note"] + " ==")
+            continue
+        i, c = f["idle_connections"], f["console_flood"]
+        print("== limits: %d idle connections, then a %d MiB console flood ==" % (i["idle"], c["flooded_mb"]))
+        for when in ("before", "during", "after"):
+            print("  GET /whoami %-6s p50 %.3f ms  p99 %.3f ms" % (when, i[when]["p50_ms"], i[when]["p99_ms"]))
+        print("  (%d of them still open while measured, %.1f s after opening)"
+              % (i["held_open_while_measured"], i["seconds_measured_after_opening"]))
+        print("  console flood: %d viewers dropped at the input limit; server RSS %.1f MiB before, "
+              "%.1f peak, %.1f after (growth %.1f MiB)"
+              % (c["viewers_dropped"], c["rss_before_mib"], c["rss_peak_mib"], c["rss_after_mib"],
+                 c["rss_peak_mib"] - c["rss_before_mib"]))
+
+
+def report_scp(rows):
+    """scp through bowline ssh's tunnel against scp straight to the guest, medians of each."""
+    if not rows:
+        return
+    if "note" in rows[0]["figures"]:
+        print("== tunnel_scp: " + rows[0]["figures"]["note"] + " ==")
+        return
+    times = {"tunnel": [], "direct": []}
+    for row in rows:
+        times[row["figures"]["way"]].append(row["figures"]["ns"] / 1e9)
+    mb = rows[0]["figures"]["mb"]
+    if not times["tunnel"] or not times["direct"]:
+        print("== tunnel_scp: incomplete ==")
+        return
+    tunnel = mb * 1.048576 / statistics.median(times["tunnel"])
+    direct = mb * 1.048576 / statistics.median(times["direct"])
+    print("== tunnel_scp: scp of %d MiB to a Debian 12 guest, %d times each way ==" % (mb, len(times["tunnel"])))
+    print("  straight to the guest %.1f MB/s, through bowline ssh's tunnel %.1f MB/s: ratio %.2f  %s"
+          % (direct, tunnel, tunnel / direct, verdict(tunnel / direct >= TUNNEL_RATIO_TARGET)))
 
 
 if __name__ == "__main__":

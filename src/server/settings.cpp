@@ -176,9 +176,11 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     const auto& value = entry.second;
     const auto where = file + ":" + std::to_string(entry.first.Mark().line + 1);
     if (value.IsMap()) {
-      // Only server, server.kvm, server.kubevirt, server.tls and server.quota hold settings.
+      // Only server and its sections (server.kvm, .kubevirt, .tls, .quota, .limits,
+      // .retention) hold settings.
       if (key != "server" && key != "server.kvm" && key != "server.kubevirt" &&
-          key != "server.tls" && key != "server.quota")
+          key != "server.tls" && key != "server.quota" && key != "server.limits" &&
+          key != "server.retention")
         check_known(key, where);
       flatten(value, key, file, out);
       continue;
