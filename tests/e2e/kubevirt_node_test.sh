@@ -236,7 +236,7 @@ fake_pid=""
 "$BOWLINE" space start late --wait --timeout 60 >/dev/null 2>&1
 late=$("$BOWLINE" space info late -o json)
 check_eq "start against an unreachable API server: error" "error" "$(jq -r .state <<<"$late")"
-check_match "the reason names the server" "start failed: PATCH $kube/.*(Connection refused|Couldn't connect)" \
+check_match "the reason names the server" "start failed: (GET|PATCH) $kube/.*(Connection refused|Couldn't connect)" \
   "$(jq -r .error <<<"$late")"
 # The report is kept for a while (15 s); an admin's ?refresh=1 checks now.
 nodes=$(https GET "$BOWLINE_SERVER/api/v1/nodes?refresh=1" "" "$BOWLINE_TOKEN")
