@@ -558,9 +558,23 @@ class TcpEcho {
 double echo_throughput(BytePipe& pipe, std::size_t total, std::size_t chunk) {
   const std::string block(chunk, 'x');
   const auto t0 = Clock::now();
-  std::thread reader([&] { pipe.skip(total, 60s); });
-  for (std::size_t sent = 0; sent < total; sent += chunk) pipe.write_all(block);
+  std::string failed;
+  std::thread reader([&] {
+    try {
+      pipe.skip(total, 60s);
+    } catch (const std::exception& e) {
+      failed = std::string("reading the echo: ") + e.what();
+    }
+  });
+  try {
+    for (std::size_t sent = 0; sent < total; sent += chunk) pipe.write_all(block);
+  } catch (const std::exception& e) {
+    reader.join();
+    throw std::runtime_error(std::string("writing: ") + e.what() +
+                             (failed.empty() ? "" : "; " + failed));
+  }
   reader.join();
+  if (!failed.empty()) throw std::runtime_error(failed);
   return static_cast<double>(total) / std::chrono::duration<double>(Clock::now() - t0).count();
 }
 

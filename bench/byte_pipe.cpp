@@ -30,6 +30,11 @@ void send_all(int fd, std::string_view bytes) {
     const auto n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {  // util::tcp_connect's sockets do not block
+        pollfd p{fd, POLLOUT, 0};
+        ::poll(&p, 1, 1000);
+        continue;
+      }
       throw std::runtime_error(std::string("send: ") + std::strerror(errno));
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
