@@ -262,7 +262,8 @@ TEST_F(AccessTest, WebSocketRoutesWantTheTemplatesSwitchAndARunningSpace) {
     EXPECT_NE(off.body().find("template"), std::string::npos) << off.body();
   }
   HttpClient client(port());
-  const auto stop = client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, {});
+  const auto stop =
+      client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, json::object());
   ASSERT_EQ(stop.status, 202) << stop.body;
   stack_.wait_operation(stop.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
   for (const char* kind : {"console", "vnc"}) {
@@ -455,7 +456,8 @@ TEST_F(tunnel, ClosesWhenThePermissionGoesOrTheSpaceStops) {
             200);
   WsClient ws(port(), path, {"Authorization: Bearer " + granted_.token});
   ASSERT_EQ(ws.status(), 101) << ws.body();
-  const auto stop = client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, {});
+  const auto stop =
+      client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, json::object());
   ASSERT_EQ(stop.status, 202) << stop.body;
   stack_.wait_operation(stop.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
   const auto stopped = std::chrono::steady_clock::now();
@@ -471,7 +473,8 @@ TEST_F(security_access, AConsoleViewerStaysThroughAStopAndGoesWithThePermission)
   WsClient ws(port(), "/api/v1/spaces/" + granted_space_ + "/console",
               {"Authorization: Bearer " + granted_.token});
   ASSERT_EQ(ws.status(), 101) << ws.body();
-  const auto stop = client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, {});
+  const auto stop =
+      client.post("/api/v1/spaces/" + granted_space_ + "/stop", granted_.token, json::object());
   ASSERT_EQ(stop.status, 202) << stop.body;
   stack_.wait_operation(stop.parsed()["operation"]["id"].get<std::int64_t>(), granted_.token);
   // The watch looks every 250 ms: let it look several times.

@@ -138,17 +138,11 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
     std::string k = key.key;
     const auto dot = k.rfind('.');
     const auto leaf = k.substr(dot + 1);
-    const bool kvm = k.find(".kvm.") != std::string::npos;
-    const bool kubevirt = k.find(".kubevirt.") != std::string::npos;
-    const bool tls = k.find(".tls.") != std::string::npos;
-    const bool quota = k.find(".quota.") != std::string::npos;
+    // server.LEAF, or server.SECTION.LEAF (kvm, kubevirt, tls, quota, limits, retention...).
+    const auto section = k.substr(7, dot > 7 ? dot - 7 : 0);
     const auto file = write_config(std::string("server:\n") +
-                                   (kvm        ? "  kvm:\n    "
-                                    : kubevirt ? "  kubevirt:\n    "
-                                    : tls      ? "  tls:\n    "
-                                    : quota    ? "  quota:\n    "
-                                               : "  ") +
-                                   leaf + ": \"" + v[0] + "\"\n");
+                                   (section.empty() ? "  " : "  " + section + ":\n    ") + leaf +
+                                   ": \"" + v[0] + "\"\n");
     auto in = input();
     // A certificate needs its key and the other way round (from the environment, which this
     // key's flag still beats).
