@@ -19,8 +19,13 @@ nlohmann::json Request::json() const {
   if (util::trim(body).empty()) return nlohmann::json::object();
   try {
     return nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw HttpError(400, std::string("the body is not JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // Not only parse_error: a number beyond a double (1e400) is out_of_range, which reached
+    // the caller as a 500. The library's "[json.exception.NAME.ID] " prefix is left out.
+    std::string why = e.what();
+    if (const auto end = why.find("] "); why.rfind("[json.exception.", 0) == 0 && end != why.npos)
+      why.erase(0, end + 2);
+    throw HttpError(400, "the body is not JSON: " + why);
   }
 }
 

@@ -119,7 +119,88 @@ class Sink final : public StreamSink {
   std::atomic<bool> closed_{false};
 };
 
+using Message = http::request<http::string_body>;
+using Parser = http::request_parser<http::string_body>;
+
+// Every request's parser, on the wire and in parse_request_bytes alike.
+void configure(Parser& parser, const HttpServerOptions& options) {
+  parser.body_limit(options.body_limit);
+  parser.header_limit(kHeaderLimit);
+}
+
+// The answer to a request whose Content-Length is over the limit, before its body is read.
+std::optional<ParsedRequest> refuse_length(const Parser& parser, const HttpServerOptions& options) {
+  const auto length = parser.content_length();
+  if (!length || *length <= options.body_limit) return std::nullopt;
+  return ParsedRequest{
+      413,
+      "the request body is larger than " + std::to_string(options.body_limit) + " bytes",
+      false,
+      {}};
+}
+
+// The answer to a read that failed; nullopt when the connection just ends (end of stream,
+// timeout, reset): there is nobody to answer.
+std::optional<ParsedRequest> refuse_read(error_code ec, const HttpServerOptions& options) {
+  if (ec == http::error::body_limit)
+    return ParsedRequest{
+        413,
+        "the request body is larger than " + std::to_string(options.body_limit) + " bytes",
+        false,
+        {}};
+  if (ec == http::error::header_limit)
+    return ParsedRequest{431, "the request headers are too large", false, {}};
+  if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message)
+    return ParsedRequest{400, "malformed HTTP request: " + ec.message(), false, {}};
+  return std::nullopt;
+}
+
+// The request as the routes see it (its target is parsed on the worker: parse_target).
+Request to_request(Message& message, const std::string& remote, bool tls) {
+  Request request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  request.remote = remote;
+  request.tls = tls;
+  for (const auto& field : message)
+    request.headers[util::to_lower(std::string(field.name_string()))] = std::string(field.value());
+  request.body = std::move(message.body());
+  return request;
+}
+
 }  // namespace
+
+ParsedRequest parse_request_bytes(std::string_view bytes, const HttpServerOptions& options) {
+  Parser parser;
+  configure(parser, options);
+  asio::const_buffer rest(bytes.data(), bytes.size());
+  bool header_checked = false;
+  const ParsedRequest wait{0, {}, true, {}};  // the server would read on
+  while (!parser.is_done()) {
+    error_code ec;
+    const auto used = parser.put(rest, ec);
+    rest += used;
+    if (ec == http::error::need_more) return wait;
+    if (ec) {
+      if (auto refused = refuse_read(ec, options)) return *refused;
+      return wait;
+    }
+    if (parser.is_header_done() && !header_checked) {
+      header_checked = true;
+      if (auto refused = refuse_length(parser, options)) return *refused;
+    }
+    if (used == 0 && !parser.is_done()) return wait;  // no progress: more bytes are needed
+  }
+  auto message = parser.release();
+  ParsedRequest out{0, {}, false, to_request(message, "192.0.2.1:1", false)};
+  try {
+    parse_target(out.request.target, out.request.path, out.request.query);
+  } catch (const HttpError& e) {
+    return ParsedRequest{e.status(), e.what(), false, {}};
+  }
+  return out;
+}
 
 struct HttpServer::Impl {
   HttpServerOptions options;
@@ -149,7 +230,6 @@ struct HttpServer::Impl {
 
 namespace {
 
-using Message = http::request<http::string_body>;
 template <class Wire>
 void start_websocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Message> request,
                      std::shared_ptr<Upgrade> upgrade);
@@ -294,8 +374,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void read_header() {
     if (server_.stopping) return close();
     parser_.emplace();
-    parser_->body_limit(server_.options.body_limit);
-    parser_->header_limit(16 * 1024);
+    configure(*parser_, server_.options);
     transport().expires_after(server_.options.header_timeout);
     http::async_read_header(
         stream_, buffer_, *parser_,
@@ -305,10 +384,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void on_header(error_code ec) {
     if (ec) return on_read_error(ec);
     const auto& header = parser_->get();
-    if (const auto length = parser_->content_length();
-        length && *length > server_.options.body_limit)
-      return reject(413, "the request body is larger than " +
-                             std::to_string(server_.options.body_limit) + " bytes");
+    if (const auto refused = refuse_length(*parser_, server_.options))
+      return reject(refused->status, refused->error);
     if (util::to_lower(std::string(header[http::field::expect])) == "100-continue") {
       // curl waits a second for this before it sends a body of more than 1 KiB.
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
@@ -333,13 +410,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   }
 
   void on_read_error(error_code ec) {
-    if (ec == http::error::body_limit)
-      return reject(413, "the request body is larger than " +
-                             std::to_string(server_.options.body_limit) + " bytes");
-    if (ec == http::error::header_limit) return reject(431, "the request headers are too large");
-    if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
-        ec != http::error::end_of_stream && ec != http::error::partial_message)
-      return reject(400, "malformed HTTP request: " + ec.message());
+    if (const auto refused = refuse_read(ec, server_.options))
+      return reject(refused->status, refused->error);
     close();  // end of stream, timeout, reset
   }
 
@@ -349,15 +421,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     // A WebSocket handshake keeps its request: the upgrade answers it.
     std::shared_ptr<Message> handshake;
     if (websocket::is_upgrade(message)) handshake = std::make_shared<Message>(message);
-    Request request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    request.remote = remote_;
-    request.tls = kTls<Wire>;
-    for (const auto& field : message)
-      request.headers[util::to_lower(std::string(field.name_string()))] =
-          std::string(field.value());
-    request.body = std::move(message.body());
+    Request request = to_request(message, remote_, kTls<Wire>);
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
     transport().expires_never();
@@ -576,7 +640,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   bool upgraded_ = false;           // it has: nothing here may touch the stream
   std::string remote_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<Parser> parser_;
   std::vector<char> drain_buffer_;
   std::size_t drained_ = 0;
 

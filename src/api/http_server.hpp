@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/http.hpp"
 
@@ -66,6 +67,21 @@ class HttpServer {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// A request's header may be this large at most (431 beyond).
+inline constexpr std::size_t kHeaderLimit = 16 * 1024;
+
+// What the server makes of a request's bytes before a handler sees them: a Request (its
+// target parsed), or the answer it gives instead (400 malformed, 413 body too large, 431
+// header too large), or that it would wait for more. The same parser, limits and conversion
+// as on the wire, without a socket: for the tests and the fuzzer (tests/fuzz/http_request_fuzz).
+struct ParsedRequest {
+  int status = 0;           // 0: `request` holds the request; else the answer's status
+  std::string error;        // the answer's message
+  bool incomplete = false;  // the bytes end before the request does
+  Request request;          // remote 192.0.2.1:1, plain HTTP
+};
+ParsedRequest parse_request_bytes(std::string_view bytes, const HttpServerOptions& options = {});
 
 // Splits "HOST:PORT" or "[V6]:PORT"; std::invalid_argument with a readable message otherwise.
 std::pair<std::string, unsigned short> split_listen_address(const std::string& listen);

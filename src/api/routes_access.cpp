@@ -57,6 +57,19 @@ std::uint16_t port_of(const Request& request) {
   return static_cast<std::uint16_t>(port);
 }
 
+// A side of the terminal's window from the query (?cols=&rows=), as a resize frame takes it:
+// 1 to kMaxTerminalCells (four digits, so stoul neither overflows nor passes the bound).
+unsigned terminal_cells(const Request& request, const char* name, unsigned fallback) {
+  const auto it = request.query.find(name);
+  if (it == request.query.end()) return fallback;
+  if (it->second.empty() || it->second.size() > 4 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(it->second) == 0)
+    throw HttpError(400, std::string(name) + " must be a number of cells from 1 to " +
+                             std::to_string(kMaxTerminalCells));
+  return static_cast<unsigned>(std::stoul(it->second));
+}
+
 std::string listed_ports(const spec::Spec& spec) {
   std::string out;
   for (const auto& p : spec.ports) out += (out.empty() ? "" : ", ") + std::to_string(p.port);
@@ -214,16 +227,9 @@ void Api::add_terminal_route() {
   router_.add("GET", "/api/v1/spaces/{id}/terminal", Access::Terminal,
               [this](const Caller& caller, const Request& request) {
                 const auto space = terminal_space(caller, request);
-                const auto dimension = [&](const char* name, unsigned fallback) {
-                  const auto it = request.query.find(name);
-                  if (it == request.query.end()) return fallback;
-                  if (it->second.empty() || it->second.size() > 4 ||
-                      it->second.find_first_not_of("0123456789") != std::string::npos)
-                    throw HttpError(400, std::string(name) + " must be a number of cells");
-                  return static_cast<unsigned>(std::stoul(it->second));
-                };
-                auto shell = options_.access->open_terminal(space.id, dimension("cols", 80),
-                                                            dimension("rows", 24));
+                auto shell =
+                    options_.access->open_terminal(space.id, terminal_cells(request, "cols", 80),
+                                                   terminal_cells(request, "rows", 24));
                 auto check = [this](const Caller& c, const Request& r) { terminal_space(c, r); };
                 return terminal_upgrade(
                     std::move(shell), {},

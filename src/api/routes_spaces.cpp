@@ -138,6 +138,7 @@ void Api::add_space_change_routes() {
   const auto lifecycle = [this](std::int64_t (engine::Engine::*verb)(const std::string&)) {
     return [this, verb](const Caller& caller, const Request& request) {
       const auto space = visible_space(caller, request.param("id"));
+      object_body(request);  // none, or {}: a malformed one is refused before anything moves
       const auto operation = (engine_.*verb)(space.id);
       return Response::json(202, accepted_json(space.id, operation));
     };

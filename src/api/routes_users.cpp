@@ -17,8 +17,9 @@ namespace {
 
 // A username becomes the guest's login and part of domain names: a short DNS-safe word.
 void check_username(const std::string& name) {
-  const bool ok = !name.empty() && name.size() <= 32 && std::islower(name.front()) &&
-                  name.back() != '-' && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+  const bool ok = !name.empty() && name.size() <= 32 &&
+                  std::islower(static_cast<unsigned char>(name.front())) && name.back() != '-' &&
+                  std::all_of(name.begin(), name.end(), [](unsigned char c) {
                     return std::islower(c) || std::isdigit(c) || c == '-';
                   });
   if (!ok)
@@ -27,20 +28,34 @@ void check_username(const std::string& name) {
                              "a letter and not ending with '-'");
 }
 
+// RFC 5321's longest path: nobody's address is longer, and a longer one is not repeated back.
+constexpr std::size_t kLongestEmail = 254;
+// The longest IANA zone name has 32 characters.
+constexpr std::size_t kLongestTimezone = 64;
+
 void check_email(const std::string& email) {
-  // Templates paste the address into cloud-init documents: no spaces, controls or line breaks.
+  if (email.size() > kLongestEmail)
+    throw HttpError(422, "email: at most " + std::to_string(kLongestEmail) + " characters");
+  // Templates paste the address into cloud-init documents: no spaces, controls or line breaks;
+  // and people compare it by eye: nothing invisible.
   if (!email.empty() &&
       (email.find('@') == std::string::npos || email.find_first_of(" <>") != std::string::npos ||
        util::has_control_characters(email)))
     throw HttpError(422, "email \"" + email + "\" is not an e-mail address");
+  if (util::has_invisible_characters(email))
+    throw HttpError(422,
+                    "email: an e-mail address holds no invisible characters (zero-width, "
+                    "direction marks)");
 }
 
 void check_timezone(const std::string& tz) {
-  const bool ok = std::all_of(tz.begin(), tz.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '/' || c == '_' || c == '-' || c == '+';
-  });
+  const bool ok =
+      tz.size() <= kLongestTimezone && std::all_of(tz.begin(), tz.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '/' || c == '_' || c == '-' || c == '+';
+      });
   if (!ok || tz.find("..") != std::string::npos || (!tz.empty() && tz.front() == '/'))
-    throw HttpError(422, "timezone \"" + tz + "\" is not a zone name such as Europe/Berlin");
+    throw HttpError(422, "timezone \"" + tz.substr(0, kLongestTimezone) +
+                             "\" is not a zone name such as Europe/Berlin");
 }
 
 void check_password(const std::string& password) {

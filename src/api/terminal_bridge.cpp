@@ -1,7 +1,5 @@
 #include "api/terminal_bridge.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -28,23 +26,22 @@ class TerminalSession : public std::enable_shared_from_this<TerminalSession> {
   }
 
   // A frame from the client (an I/O thread: never blocks).
-  void message(std::string frame) {
-    if (frame.empty()) return;
+  void message(const std::string& bytes) {
+    auto frame = decode_terminal_frame(bytes);
+    if (frame.kind == TerminalFrame::Kind::Ignored) return;
     std::shared_ptr<SocketPeer> drop;
     {
       std::lock_guard lock(mutex_);
       if (stopped_) return;
-      if (frame[0] == kTerminalInput) {
-        if (queued_ + frame.size() - 1 > limits_.input_limit) {
+      if (frame.kind == TerminalFrame::Kind::Input) {
+        if (queued_ + frame.input.size() > limits_.input_limit) {
           drop = peer_;  // typing faster than the shell reads, for a megabyte
         } else {
-          queued_ += frame.size() - 1;
-          input_.push_back(frame.substr(1));
+          queued_ += frame.input.size();
+          input_.push_back(std::move(frame.input));
         }
-      } else if (frame[0] == kTerminalResize) {
-        const auto size = nlohmann::json::parse(frame.substr(1), nullptr, false);
-        if (size.is_object() && size.value("cols", 0) > 0 && size.value("rows", 0) > 0)
-          resize_ = std::make_pair(size.value("cols", 80u), size.value("rows", 24u));
+      } else {
+        resize_ = std::make_pair(frame.cols, frame.rows);
       }
       if (shell_ && !drop) shell_->interrupt();
     }
@@ -150,7 +147,7 @@ Response terminal_upgrade(std::unique_ptr<util::TerminalStream> shell, TerminalL
       std::lock_guard lock(hold->mutex);
       session = hold->session;
     }
-    if (session) session->message(std::move(frame));
+    if (session) session->message(frame);
   };
   upgrade->close = [hold, unwatch = std::move(unwatch)] {
     std::shared_ptr<TerminalSession> session;

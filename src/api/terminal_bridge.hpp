@@ -1,6 +1,6 @@
 // One browser terminal ("VM Terminal"): a shell in the guest (util::TerminalStream, an SSH
 // session the engine opened) carried over one WebSocket. Frames from the client start with a
-// byte that says what follows: 0, bytes typed; 1, the window's size as JSON {"cols", "rows"}.
+// byte that says what follows (terminal_frames.hpp): 0, bytes typed; 1, the window's size.
 // Frames to the client are the shell's output as it comes. Each browser tab is a session of
 // its own (a shell of its own), as with ssh.
 #pragma once
@@ -11,12 +11,10 @@
 #include <string>
 
 #include "api/http.hpp"
+#include "api/terminal_frames.hpp"
 #include "util/byte_stream.hpp"
 
 namespace bowline::api {
-
-constexpr char kTerminalInput = 0;
-constexpr char kTerminalResize = 1;
 
 struct TerminalLimits {
   // Unsent output towards the client above which the shell is not read (sshd then waits on

@@ -283,8 +283,9 @@ std::string primary_identifier(std::string_view name, std::set<std::string>& tak
   std::string base = dot == std::string_view::npos ? mapped : mapped.substr(0, dot);
   std::string extension = dot == std::string_view::npos ? "" : mapped.substr(dot + 1);
   if (base.size() + extension.size() > kMaxPrimaryNameLength) {
+    // Only ever shortened: resizing a short base up to the room left padded it with NULs.
     extension.resize(std::min(extension.size(), kMaxShortenedExtension));
-    base.resize(kMaxPrimaryNameLength - extension.size());
+    base.resize(std::min(base.size(), kMaxPrimaryNameLength - extension.size()));
   }
   std::string identifier = base + "." + extension + ";1";
   for (std::size_t n = 1; taken.count(identifier) != 0; ++n) {

@@ -135,7 +135,10 @@ std::optional<Qcow2Header> read_qcow2_header(const fs::path& file) {
     ext += 8 + (length + 7) / 8 * 8;
   }
   if (backing_offset != 0) {
-    if (backing_size == 0 || backing_size > 1023 || backing_offset + backing_size > got)
+    // Not offset + size > got: an offset near 2^64 wraps that sum, and the name was then
+    // read from outside the buffer (undefined behaviour on a hostile image).
+    if (backing_size == 0 || backing_size > 1023 || backing_offset > got ||
+        backing_size > got - backing_offset)
       throw damaged("the backing file name is out of place");
     h.backing_file.emplace(reinterpret_cast<const char*>(b.data() + backing_offset), backing_size);
   }

@@ -8,13 +8,13 @@
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string_view>
 #include <thread>
 
 #include "kubevirt/base64.hpp"
 #include "kubevirt/curl_client.hpp"
 #include "kubevirt/kube_client.hpp"
+#include "kubevirt/ws_frames.hpp"
 #include "util/curl.hpp"
 
 namespace bowline::kubevirt {
@@ -22,7 +22,6 @@ namespace bowline::kubevirt {
 namespace {
 
 constexpr std::string_view kAcceptGuid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-enum Opcode { kContinuation = 0, kText = 1, kBinary = 2, kClose = 8, kPing = 9, kPong = 10 };
 
 // A libcurl handle in CONNECT_ONLY mode: TLS is curl's, the bytes on it are ours.
 class Wire {
@@ -76,57 +75,9 @@ std::string random_bytes(std::size_t n) {
   return out;
 }
 
-// A client's frame: always masked (RFC 6455 5.3), never fragmented.
+// A client's frame, masked with fresh random bytes (RFC 6455 5.3).
 std::string frame(int opcode, std::string_view payload) {
-  std::string out;
-  out += static_cast<char>(0x80 | opcode);
-  const auto n = payload.size();
-  if (n < 126) {
-    out += static_cast<char>(0x80 | n);
-  } else if (n < 65536) {
-    out += static_cast<char>(0x80 | 126);
-    out += static_cast<char>(n >> 8);
-    out += static_cast<char>(n & 0xff);
-  } else {
-    out += static_cast<char>(0x80 | 127);
-    for (int i = 7; i >= 0; --i) out += static_cast<char>((n >> (8 * i)) & 0xff);
-  }
-  const auto mask = random_bytes(4);
-  out += mask;
-  for (std::size_t i = 0; i < n; ++i) out += static_cast<char>(payload[i] ^ mask[i % 4]);
-  return out;
-}
-
-struct Frame {
-  int opcode = 0;
-  std::string payload;
-};
-
-// The first whole frame in `buffer`, taken out of it; nullopt while it is incomplete.
-std::optional<Frame> take_frame(std::string& buffer) {
-  if (buffer.size() < 2) return std::nullopt;
-  const auto* b = reinterpret_cast<const unsigned char*>(buffer.data());
-  std::size_t at = 2;
-  std::uint64_t n = b[1] & 0x7f;
-  if (n == 126) {
-    if (buffer.size() < 4) return std::nullopt;
-    n = (std::uint64_t{b[2]} << 8) | b[3];
-    at = 4;
-  } else if (n == 127) {
-    if (buffer.size() < 10) return std::nullopt;
-    n = 0;
-    for (int i = 0; i < 8; ++i) n = (n << 8) | b[2 + i];
-    at = 10;
-  }
-  const bool masked = (b[1] & 0x80) != 0;
-  const std::size_t mask_at = at;
-  if (masked) at += 4;
-  if (buffer.size() < at + n) return std::nullopt;
-  Frame f{b[0] & 0x0f, buffer.substr(at, n)};
-  if (masked)
-    for (std::size_t i = 0; i < f.payload.size(); ++i) f.payload[i] ^= buffer[mask_at + i % 4];
-  buffer.erase(0, at + n);
-  return f;
+  return encode_client_frame(opcode, payload, random_bytes(4));
 }
 
 bool write_all(int fd, std::string_view data) {
@@ -202,12 +153,12 @@ void pump(Wire wire, int fd, std::string in) {
   try {
     for (;;) {
       while (auto f = take_frame(in)) {
-        if (f->opcode == kClose) {
-          if (local_open) wire.send_all(frame(kClose, f->payload.substr(0, 2)));
+        if (f->opcode == kWsClose) {
+          if (local_open) wire.send_all(frame(kWsClose, f->payload.substr(0, 2)));
           throw std::runtime_error("closed");
         }
-        if (f->opcode == kPing) wire.send_all(frame(kPong, f->payload));
-        if ((f->opcode == kBinary || f->opcode == kText || f->opcode == kContinuation) &&
+        if (f->opcode == kWsPing) wire.send_all(frame(kWsPong, f->payload));
+        if ((f->opcode == kWsBinary || f->opcode == kWsText || f->opcode == kWsContinuation) &&
             !write_all(fd, f->payload))
           throw std::runtime_error("the caller went away");
       }
@@ -221,9 +172,9 @@ void pump(Wire wire, int fd, std::string in) {
         char buffer[64 * 1024];
         const auto n = ::recv(fd, buffer, sizeof buffer, 0);
         if (n > 0) {
-          wire.send_all(frame(kBinary, std::string_view(buffer, static_cast<std::size_t>(n))));
+          wire.send_all(frame(kWsBinary, std::string_view(buffer, static_cast<std::size_t>(n))));
         } else {
-          wire.send_all(frame(kClose, std::string("\x03\xe8", 2)));  // 1000: done
+          wire.send_all(frame(kWsClose, std::string("\x03\xe8", 2)));  // 1000: done
           local_open = false;
         }
       }

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -176,11 +177,11 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     const auto& value = entry.second;
     const auto where = file + ":" + std::to_string(entry.first.Mark().line + 1);
     if (value.IsMap()) {
-      // Only server and its sections (server.kvm, .kubevirt, .tls, .quota, .limits,
-      // .retention) hold settings.
-      if (key != "server" && key != "server.kvm" && key != "server.kubevirt" &&
-          key != "server.tls" && key != "server.quota" && key != "server.limits" &&
-          key != "server.retention")
+      // A section is what some setting's key starts with (server, server.kvm, server.limits,
+      // ...): a fixed list of them had left server.limits and server.retention out of files.
+      const auto keys = known_keys();
+      if (std::none_of(keys.begin(), keys.end(),
+                       [&](const std::string& k) { return k.rfind(key + ".", 0) == 0; }))
         check_known(key, where);
       flatten(value, key, file, out);
       continue;
@@ -370,10 +371,11 @@ void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
 // A count from 1 to `most`.
 std::size_t parse_count(const std::string& key, const Raw& raw, std::size_t most) {
   const auto text = util::trim(raw.text(key));
-  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(text) == 0 || std::stoul(text) > most)
-    throw SettingsError(key + " (" + raw.where() + "): \"" + text + "\" is not a number from 1 to " +
-                        std::to_string(most));
+  if (text.empty() || text.size() > 7 ||
+      text.find_first_not_of("0123456789") != std::string::npos || std::stoul(text) == 0 ||
+      std::stoul(text) > most)
+    throw SettingsError(key + " (" + raw.where() + "): \"" + text +
+                        "\" is not a number from 1 to " + std::to_string(most));
   return std::stoul(text);
 }
 

@@ -141,6 +141,11 @@ void SpecBuilder::read_environment(const YAML::Node& node) {
       r_.error(node[i], path, problem);
       continue;
     }
+    // Said here, not when the seed is written: the template was accepted by then.
+    if (var.value.find('\0') != std::string::npos) {
+      r_.error(node[i], path, var.name + " holds a NUL character, which a shell cannot carry");
+      continue;
+    }
     if (auto [it, inserted] = seen.emplace(var.name, i); !inserted) {
       r_.error(node[i], path,
                var.name + " is already set by environment[" + std::to_string(it->second) + "]");

@@ -1,5 +1,7 @@
 #include "util/control_chars.hpp"
 
+#include "util/utf8.hpp"
+
 namespace bowline::util {
 
 std::optional<ControlCharacter> control_at(std::string_view text, std::size_t at) {
@@ -19,6 +21,22 @@ std::optional<ControlCharacter> control_at(std::string_view text, std::size_t at
 bool has_control_characters(std::string_view text, bool allow_tab) {
   for (std::size_t i = 0; i < text.size(); ++i)
     if (const auto c = control_at(text, i); c && !(allow_tab && c->code == U'\t')) return true;
+  return false;
+}
+
+bool has_invisible_characters(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto cp = decode_utf8(text, i);
+    if (!cp) {
+      ++i;  // not a character at all: others judge malformed text
+      continue;
+    }
+    const char32_t c = cp->value;
+    if (c == 0xad || c == 0x61c || (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+        (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff)
+      return true;
+    i += cp->length;
+  }
   return false;
 }
 

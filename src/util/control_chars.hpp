@@ -21,4 +21,10 @@ std::optional<ControlCharacter> control_at(std::string_view text, std::size_t at
 // Whether `text` holds one (tab allowed when `allow_tab`).
 bool has_control_characters(std::string_view text, bool allow_tab = false);
 
+// Whether UTF-8 `text` holds a character that shows nothing yet changes the text: zero-width
+// ones (U+200B..U+200D, U+2060..U+2064, U+FEFF), direction marks and overrides (U+061C,
+// U+200E, U+200F, U+202A..U+202E, U+2066..U+2069) and the soft hyphen (U+00AD). With them two
+// different addresses look the same, or one reads backwards on screen.
+bool has_invisible_characters(std::string_view text);
+
 }  // namespace bowline::util

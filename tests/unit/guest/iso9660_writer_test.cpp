@@ -316,6 +316,24 @@ TEST(Iso9660Writer, NamesThatCollideInThePrimaryTreeStayDistinct) {
   expect_xorriso_extracts(iso, valid);
 }
 
+// Found by tests/fuzz/iso9660_fuzz (seed long_extension_no_base): a name whose extension
+// alone is over 30 characters had its short base padded with NUL bytes up to the room left, so
+// the primary tree held "\0\0...\0.CCCCCCCC;1", which no d-character reader expects.
+TEST(Iso9660Writer, ALongExtensionShortensWithoutPaddingTheBase) {
+  const std::vector<IsoFile> files = {
+      {"." + std::string(40, 'c'), "1"},
+      {"a." + std::string(40, 'b'), "2"},
+      {"ab." + std::string(40, 'b'), "3"},
+  };
+  TempDir dir;
+  const fs::path iso = dir.path() / "x.iso";
+  write_bytes(iso, write_iso9660("cidata", files));
+  EXPECT_THAT(isoinfo_paths(iso, false), UnorderedElementsAreArray(std::vector<std::string>{
+                                             "/.CCCCCCCC;1", "/A.BBBBBBBB;1", "/AB.BBBBBBBB;1"}));
+  expect_primary_tree_holds(iso, files);
+  expect_joliet_tree_holds(iso, files);
+}
+
 TEST(Iso9660Writer, DirectoriesSpanningSeveralSectors) {
   // 40 names of 64 characters: the Joliet directory needs 2 * 34 + 40 * 162 bytes, 4 sectors,
   // and records must not straddle sector boundaries.

@@ -142,6 +142,37 @@ TEST_F(Qcow2, ANonQcow2FileIsNotQcow2AndADamagedHeaderIsAnError) {
   EXPECT_THROW(read_qcow2_header(dir_.file("missing.qcow2")), DiskError);
 }
 
+// A version 2 header (72 bytes) whose backing file name is at `offset`, `size` bytes long.
+std::string v2_header(std::uint64_t offset, std::uint32_t size) {
+  std::string h("QFI\xfb\0\0\0\2", 8);
+  for (int i = 7; i >= 0; --i) h += static_cast<char>((offset >> (8 * i)) & 0xff);
+  for (int i = 3; i >= 0; --i) h += static_cast<char>((size >> (8 * i)) & 0xff);
+  h += std::string("\0\0\0\x10", 4);          // 64 KiB clusters
+  h += std::string("\0\0\0\0\x40\0\0\0", 8);  // 1 GiB
+  h.resize(72, '\0');
+  return h;
+}
+
+// Found writing tests/unit/api/hostile_inputs_test.cpp: the check `offset + size > got` wraps
+// for an offset near 2^64, and the name was then copied from outside the buffer (2^64 - 16:
+// the 16 bytes before it and on; the hostile-inputs row saw "has a backing file (" with
+// garbage). Such an offset is a damaged header now.
+TEST_F(Qcow2, ABackingFileOffsetNearTwoToTheSixtyFourIsDamagedNotRead) {
+  write_file(dir_.file("wrap.qcow2"), v2_header(0xfffffffffffffff0ull, 0x20));
+  try {
+    read_qcow2_header(dir_.file("wrap.qcow2"));
+    FAIL() << "no error";
+  } catch (const DiskError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the backing file name is out of place"));
+  }
+  write_file(dir_.file("past.qcow2"), v2_header(70, 10));
+  EXPECT_THROW(read_qcow2_header(dir_.file("past.qcow2")), DiskError);
+  write_file(dir_.file("fits.qcow2"), v2_header(72, 4) + "/etc");
+  const auto fits = read_qcow2_header(dir_.file("fits.qcow2"));
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(fits->backing_file, "/etc");
+}
+
 TEST_F(Qcow2, RefusesWhatItCannotWriteAndLeavesNothing) {
   EXPECT_THROW(write_qcow2_overlay(dir_.file("a.qcow2"), "/b.qcow2", "qcow2", 1000), DiskError);
   EXPECT_THROW(write_qcow2_overlay(dir_.file("a.qcow2"), "/b.qcow2", "qcow2", 0), DiskError);

@@ -58,6 +58,15 @@ TEST(Environment, KeyRules) {
   EXPECT_TRUE(HasError(r, "environment[4]", 8, 5, "\"A.B\" is not a variable name"));
 }
 
+// Found by tests/unit/api/hostile_inputs_test.cpp: a NUL in a value passed validation and the
+// template was stored; only writing the seed refused it, so every space of it failed to start.
+TEST(Environment, ANulInAValueIsRefusedWhenTheTemplateIsRead) {
+  const auto r = list("environment", "  - \"A=x\\0y\"\n  - \"B=line\\nbreak\"\n");
+  ASSERT_TRUE(ErrorCount(r, 1));
+  EXPECT_TRUE(
+      HasError(r, "environment[0]", 4, 5, "A holds a NUL character, which a shell cannot carry"));
+}
+
 TEST(Environment, DuplicateKey) {
   const auto r = list("environment", "  - A=1\n  - B=2\n  - A=3\n");
   ASSERT_TRUE(ErrorCount(r, 1));

@@ -1,0 +1,25 @@
+// Replays the terminal_frames fuzz corpus (tests/fuzz/corpus/terminal_frames) through the fuzz
+// target's entry point under the normal compiler, so CI runs every seed and every input the fuzzer
+// once crashed on. An input that breaks an invariant aborts the test binary
+// (tests/fuzz/terminal_frames_entry.hpp says which).
+#include <gtest/gtest.h>
+
+#include "../../fuzz/corpus_files.hpp"
+#include "../../fuzz/terminal_frames_entry.hpp"
+
+namespace {
+
+TEST(TerminalFramesFuzzReplay, CorpusHasSeeds) {
+  EXPECT_GE(bowline::fuzz::corpus_files("terminal_frames").size(), 10u);
+}
+
+TEST(TerminalFramesFuzzReplay, EveryInputPassesTheTargetsChecks) {
+  for (const auto& path : bowline::fuzz::corpus_files("terminal_frames")) {
+    SCOPED_TRACE(path.filename().string());
+    const auto bytes = bowline::fuzz::read_corpus_file(path);
+    EXPECT_NO_THROW(bowline::api::fuzz::run_one(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                                bytes.size()));
+  }
+}
+
+}  // namespace
