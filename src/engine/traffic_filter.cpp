@@ -43,21 +43,22 @@ bool is_test_driver(const std::string& uri) {
 
 void ensure_traffic_filter(libvirt::Hypervisor& hypervisor) {
   const std::string filter = libvirt::kTrafficFilter;
+  bool clean_traffic = false;
   try {
     std::lock_guard lock(define_mutex());
-    if (!hypervisor.nwfilter_xml(libvirt::kCleanTraffic))
-      throw libvirt::HypervisorError(
-          "network filter \"" + filter + "\": cannot define: libvirt has no filter " +
-          libvirt::kCleanTraffic +
-          ", which it builds on; guests do not start unfiltered: " + kCleanTrafficFix);
-    hypervisor.ensure_nwfilter(filter, libvirt::traffic_filter_xml());
+    clean_traffic = hypervisor.nwfilter_xml(libvirt::kCleanTraffic).has_value();
+    if (clean_traffic) hypervisor.ensure_nwfilter(filter, libvirt::traffic_filter_xml());
   } catch (const libvirt::HypervisorError& e) {
     if (e.is_unsupported() && is_test_driver(hypervisor.uri())) return;  // no guests to filter
-    if (e.cause().empty()) throw;  // ours, with the fix already
     throw libvirt::HypervisorError(std::string(e.what()) + "; guests do not start unfiltered: " +
                                        kDriverFix + " (bowline node check)",
                                    e.code(), e.error_domain(), e.cause());
   }
+  if (!clean_traffic)
+    throw libvirt::HypervisorError(
+        "network filter \"" + filter + "\": cannot define: libvirt has no filter " +
+        libvirt::kCleanTraffic +
+        ", which it builds on; guests do not start unfiltered: " + kCleanTrafficFix);
 }
 
 void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor) {

@@ -163,7 +163,7 @@ struct NetworkInfo {
   bool autostart = false;
   std::string bridge;  // empty when the network has none
   // The IPv4 addresses of the network's own DHCP server: each <ip> with a <dhcp> element.
-  std::vector<std::string> dhcp_servers;
+  std::vector<std::string> dhcp_servers = {};
 };
 
 // ---- node devices ------------------------------------------------------------------------
