@@ -115,7 +115,6 @@ pn=$!
 wait "$pb" || { sed 's/^/    /' "$work/b.out"; abort "space create bridged b"; }
 wait "$pn" || { sed 's/^/    /' "$work/n.out"; abort "space create nat n"; }
 b_console=$images/$prefix-b/console.log
-n_console=$images/$prefix-n/console.log
 b_ip=$(space_json b | jq -r '.ip // empty')
 
 # --- what libvirt holds ----------------------------------------------------------------------
@@ -138,10 +137,11 @@ rule_count() { # CHAIN REGEX
   ebtables -t nat -L "$1" --Lc 2>/dev/null | grep -E -e "$2" | head -n 1 | sed -n 's/.*pcnt = \([0-9]*\).*/\1/p'
 }
 bindings=$($VIRSH nwfilter-binding-list)
+declare -A port
 for s in b n; do
-  dev=$(port_of "$prefix-$s")
-  eval "${s}_dev=\$dev"
-  check_match "libvirt has $FILTER bound to $prefix-$s's port $dev" "(^|[[:space:]])$dev[[:space:]]+$FILTER" "$bindings"
+  port[$s]=$(port_of "$prefix-$s")
+  check_match "libvirt has $FILTER bound to ${prefix}-${s}'s port ${port[$s]}" \
+    "(^|[[:space:]])${port[$s]}[[:space:]]+$FILTER" "$bindings"
 done
 check_eq "node check: the nwfilter check passes" ok \
   "$("$BOWLINE" node check --uri qemu:///system --domain-type qemu --json |
@@ -156,9 +156,8 @@ for s in b n; do
     expect "$console" '^TEST: spoof control from the own address: reached$' "control"
   check_cmd "$s: the guest does not reach the host from an address it gave itself" \
     expect "$console" '^TEST: spoof from [0-9.]+: unreached$' "spoofed source"
-  dev=${s}_dev
-  check_match "$s: the filter dropped the spoofed packets (ebtables I-${!dev}-ipv4-ip)" '^[1-9][0-9]*$' \
-    "$(rule_count "I-${!dev}-ipv4-ip" '^-j DROP')"
+  check_match "$s: the filter dropped the spoofed packets (ebtables I-${port[$s]}-ipv4-ip)" \
+    '^[1-9][0-9]*$' "$(rule_count "I-${port[$s]}-ipv4-ip" '^-j DROP')"
 done
 
 # --- a DHCP server in a guest answers nobody --------------------------------------------------
@@ -170,13 +169,14 @@ else
   fail "the bridged guest runs a DHCP server"
   show_console "$b_console"
 fi
+# shellcheck disable=SC2016 # the script's own variables, expanded when udhcpc runs it
 printf '#!/bin/sh\necho "$1 ip=$ip serverid=$serverid" >>%s\n' "$work/dhcp.log" >"$work/dhcp.sh"
 chmod 0755 "$work/dhcp.sh"
 busybox udhcpc -i "$bridge" -f -q -n -t 4 -T 1 -A 1 -s "$work/dhcp.sh" >/dev/null 2>&1
 check_no_match "the host's DHCP client got no offer from the guest's server" "bound|renew" \
   "$(cat "$work/dhcp.log" 2>/dev/null)"
 check_match "the guest's server answered, and the filter dropped its answers" '^[1-9][0-9]*$' \
-  "$(rule_count "libvirt-I-$b_dev" '--ip-sport 67 --ip-dport 68 -j DROP')"
+  "$(rule_count "libvirt-I-${port[b]}" '--ip-sport 67 --ip-dport 68 -j DROP')"
 
 # --- set-ip: the filter follows the address at the next start ---------------------------------
 b_new=$bpre.$((bbase + 6))

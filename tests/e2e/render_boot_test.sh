@@ -99,8 +99,9 @@ printf '%s\n' "$xml" >"$work/domain.xml"
 # The NIC references bowline's traffic filter, which a server defines; here the test does, when
 # the host has none yet.
 if ! $VIRSH -q nwfilter-dumpxml bowline-clean-traffic >/dev/null 2>&1; then
-  "$bowline" template render "$work/template.yaml" "${vars[@]}" -o nwfilter >"$work/nwfilter.xml" &&
-    $VIRSH -q nwfilter-define "$work/nwfilter.xml" >/dev/null || fail "virsh nwfilter-define"
+  "$bowline" template render "$work/template.yaml" "${vars[@]}" -o nwfilter >"$work/nwfilter.xml" ||
+    fail "render nwfilter"
+  $VIRSH -q nwfilter-define "$work/nwfilter.xml" >/dev/null || fail "virsh nwfilter-define"
 fi
 $VIRSH -q define "$work/domain.xml" >/dev/null || fail "virsh define"
 $VIRSH -q start "$domain" >/dev/null || fail "virsh start"
