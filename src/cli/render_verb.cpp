@@ -11,6 +11,7 @@
 #include "cli/verbs.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
+#include "libvirt/nwfilter.hpp"
 #include "plan/plan.hpp"
 #include "spec/spec_json.hpp"
 #include "util/hash.hpp"
@@ -101,6 +102,8 @@ int render(const RenderArgs& args) {
     std::cout << to_yaml(spec::to_json(spec));
   } else if (args.output == "domain-xml") {
     std::cout << libvirt::render_domain_xml(plan, libvirt::metadata_for(space, user));
+  } else if (args.output == "nwfilter") {  // what the domain's NICs reference
+    std::cout << libvirt::traffic_filter_xml();
   } else if (args.output == "user-data") {
     std::cout << guest::render_user_data(plan.guest);
   } else if (args.output == "meta-data") {
@@ -121,7 +124,8 @@ void add_render_verb(CLI::App& template_group, int& exit_code) {
   auto args = std::make_shared<RenderArgs>();
   auto* cmd = template_group.add_subcommand("render",
                                             "Show what a space made from this template gets: spec, "
-                                            "domain XML, cloud-init seed, KubeVirt manifests");
+                                            "domain XML and its network filter, cloud-init "
+                                            "seed, KubeVirt manifests");
   cmd->add_option("FILE", args->file, "Template file")->required();
   cmd->add_option(
       "--var", args->vars,
@@ -129,8 +133,8 @@ void add_render_verb(CLI::App& template_group, int& exit_code) {
       "user.service_password=... (repeatable)");
   cmd->add_option("--ssh-key", args->ssh_keys, "The owner's SSH public key (repeatable)");
   cmd->add_option("--output,-o", args->output, "What to print")
-      ->check(CLI::IsMember(
-          {"spec", "domain-xml", "user-data", "meta-data", "network-config", "kubevirt"}));
+      ->check(CLI::IsMember({"spec", "domain-xml", "nwfilter", "user-data", "meta-data",
+                             "network-config", "kubevirt"}));
   cmd->add_option("--seed-iso", args->seed_iso, "Also write the cloud-init seed ISO here");
   cmd->add_option("--domain-type", args->domain_type, "libvirt domain type")
       ->check(CLI::IsMember({"kvm", "qemu"}));

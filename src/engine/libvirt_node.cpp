@@ -6,6 +6,7 @@
 #include "engine/devices.hpp"
 #include "engine/engine_error.hpp"
 #include "engine/guest_agent.hpp"
+#include "engine/traffic_filter.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
 #include "plan/change_parts.hpp"
@@ -173,6 +174,9 @@ void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
 }
 
 void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
+  // Every NIC references the traffic filter: it is there, and current, before the domain is.
+  ensure_traffic_filter(hypervisor_);
+  add_dhcp_servers(plan, hypervisor_);
   // Dedicated CPUs and GPUs: chosen and written into the domain under one lock.
   std::lock_guard placing(placement_mutex_);
   plan::place(plan, s.spec, place(s, plan));

@@ -1,6 +1,7 @@
 #include "engine/node_check.hpp"
 
 #include "engine/devices.hpp"
+#include "engine/traffic_filter.hpp"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -577,44 +578,9 @@ Check check_kvm_runs(const NodeCheckOptions& options, const KvmVerdict* verdict)
   return c;
 }
 
-}  // namespace
-
-NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& context) {
-  NodeReport report;
-  report.name = options.node_name;
-  report.uri = context.uri;
-  report.domain_type_setting = options.domain_type;
-  const bool auto_type = options.domain_type == "auto";
-  report.domain_type = options.domain_type;
-  if (auto_type) {
-    report.domain_type = context.kvm && context.kvm->usable ? "kvm" : "qemu";
-    if (report.domain_type == "qemu")
-      report.warnings.push_back(kSoftwareEmulationWarning);  // why: the kvm-runs check
-  }
-  auto effective = options;
-  effective.domain_type = report.domain_type;
-  const auto qemu = qemu_identity(options);
-
-  if (options.domain_type != "qemu") {
-    auto device = check_kvm(options, qemu);
-    if (auto_type && device.status != CheckStatus::Ok) {
-      device.status = CheckStatus::Warn;
-      device.required = false;
-    }
-    report.checks.push_back(device);
-    report.checks.push_back(check_kvm_runs(options, context.kvm));
-  }
-  report.checks.push_back(check_libvirt(context));
-  report.checks.push_back(check_qemu_img(options, context.runner));
-  report.checks.push_back(check_domain_type(effective, context.hypervisor));
-  for (const auto& where : storage_paths(options))
-    report.checks.push_back(check_storage_path(where, options, qemu));
-  for (const auto& bridge : options.requirements.bridges)
-    report.checks.push_back(check_bridge(bridge, context.host));
-  for (const auto& network : options.requirements.networks)
-    report.checks.push_back(check_network(network, context.hypervisor));
-  if (options.requirements.external_ports) report.checks.push_back(check_ip_forward(options));
-
+// The devices templates name, and a summary of what could be passed through.
+void add_device_checks(NodeReport& report, const NodeCheckOptions& options,
+                       const NodeCheckContext& context) {
   std::vector<libvirt::NodeDevice> devices;
   std::string device_error;
   if (context.hypervisor) {
@@ -652,6 +618,47 @@ NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& c
     summary.detail = names.empty() ? "none" : join(names, "; ");
   }
   report.checks.push_back(summary);
+}
+
+}  // namespace
+
+NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& context) {
+  NodeReport report;
+  report.name = options.node_name;
+  report.uri = context.uri;
+  report.domain_type_setting = options.domain_type;
+  const bool auto_type = options.domain_type == "auto";
+  report.domain_type = options.domain_type;
+  if (auto_type) {
+    report.domain_type = context.kvm && context.kvm->usable ? "kvm" : "qemu";
+    if (report.domain_type == "qemu")
+      report.warnings.push_back(kSoftwareEmulationWarning);  // why: the kvm-runs check
+  }
+  auto effective = options;
+  effective.domain_type = report.domain_type;
+  const auto qemu = qemu_identity(options);
+
+  if (options.domain_type != "qemu") {
+    auto device = check_kvm(options, qemu);
+    if (auto_type && device.status != CheckStatus::Ok) {
+      device.status = CheckStatus::Warn;
+      device.required = false;
+    }
+    report.checks.push_back(device);
+    report.checks.push_back(check_kvm_runs(options, context.kvm));
+  }
+  report.checks.push_back(check_libvirt(context));
+  report.checks.push_back(check_qemu_img(options, context.runner));
+  report.checks.push_back(check_domain_type(effective, context.hypervisor));
+  report.checks.push_back(check_traffic_filter(context, options.ebtables));
+  for (const auto& where : storage_paths(options))
+    report.checks.push_back(check_storage_path(where, options, qemu));
+  for (const auto& bridge : options.requirements.bridges)
+    report.checks.push_back(check_bridge(bridge, context.host));
+  for (const auto& network : options.requirements.networks)
+    report.checks.push_back(check_network(network, context.hypervisor));
+  if (options.requirements.external_ports) report.checks.push_back(check_ip_forward(options));
+  add_device_checks(report, options, context);
 
   const bool ready = std::none_of(report.checks.begin(), report.checks.end(), [](const Check& c) {
     return c.required && c.status != CheckStatus::Ok;

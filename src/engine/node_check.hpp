@@ -23,8 +23,8 @@ enum class CheckStatus { Ok, Warn, Missing };
 const char* to_string(CheckStatus status);  // ok | warn | missing
 
 struct Check {
-  std::string name;   // stable id: kvm, kvm-runs, libvirt, qemu-img, domain-type, images-path,
-                      // cloud-image-path, base-image-path,
+  std::string name;   // stable id: kvm, kvm-runs, libvirt, qemu-img, domain-type, nwfilter,
+                      // images-path, cloud-image-path, base-image-path,
                       // bridge:<name>, network:<name>, device:<text>, devices
   std::string title;  // what was checked, for people: "bridge br0 has a NIC"
   CheckStatus status = CheckStatus::Ok;
@@ -53,6 +53,7 @@ struct NodeCheckOptions {
   std::vector<std::string> qemu_users{"libvirt-qemu", "qemu"};
   std::string kvm_device = "/dev/kvm";
   std::string qemu_img = "qemu-img";
+  std::string ebtables = "ebtables";  // what libvirt's network filters are applied with
   std::string ip_forward_file = "/proc/sys/net/ipv4/ip_forward";
   NodeRequirements requirements;
 };

@@ -1,4 +1,5 @@
 #include "libvirt/domain_xml.hpp"
+#include "libvirt/nwfilter.hpp"
 #include "util/utf8.hpp"
 
 #include <fmt/format.h>
@@ -329,6 +330,23 @@ void add_disks(Node devices, const plan::Plan& p) {
   if (scsi) devices.add("controller").attr("type", "scsi").attr("model", "virtio-scsi");
 }
 
+// No spoofed MAC, IP or ARP, no DHCP server (nwfilter.hpp). The address is the NIC's own, or
+// learnt from the lease its network's DHCP server gives (believing only those servers when the
+// plan names them); until the guest has a lease it may send nothing but DHCP requests.
+void add_filter(Node interface, const plan::Nic& nic) {
+  auto filter = interface.add("filterref");
+  filter.attr("filter", kTrafficFilter);
+  const auto parameter = [&](const char* name, const std::string& value) {
+    filter.add("parameter").attr("name", name).attr("value", value);
+  };
+  if (nic.ip) {
+    parameter("IP", nic.ip->to_string());
+    return;
+  }
+  parameter("CTRL_IP_LEARNING", "dhcp");
+  for (const auto& server : nic.dhcp_servers) parameter("DHCPSERVER", server.to_string());
+}
+
 void add_interfaces(Node devices, const plan::Plan& p) {
   if (p.nics.empty()) fail("the plan has no network interface");
   for (const auto& nic : p.nics) {
@@ -344,6 +362,7 @@ void add_interfaces(Node devices, const plan::Plan& p) {
     i.add("mac").attr("address",
                       matching("MAC address", nic.mac, kUnicastMac, "a unicast MAC address"));
     i.add("model").attr("type", matching("NIC model", nic.model, kNicModel, "a NIC model"));
+    add_filter(i, nic);
   }
 }
 

@@ -208,4 +208,14 @@ int Hypervisor::open_graphics(const std::string& name, unsigned, bool) {
                         VIR_ERR_NO_SUPPORT);
 }
 
+std::optional<std::string> Hypervisor::nwfilter_xml(const std::string& name) {
+  throw HypervisorError("network filter \"" + name + "\": cannot look up: not supported here",
+                        VIR_ERR_NO_SUPPORT);
+}
+
+bool Hypervisor::ensure_nwfilter(const std::string& name, const std::string&) {
+  throw HypervisorError("network filter \"" + name + "\": cannot define: not supported here",
+                        VIR_ERR_NO_SUPPORT);
+}
+
 }  // namespace bowline::libvirt

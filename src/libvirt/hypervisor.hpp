@@ -162,6 +162,8 @@ struct NetworkInfo {
   bool persistent = false;
   bool autostart = false;
   std::string bridge;  // empty when the network has none
+  // The IPv4 addresses of the network's own DHCP server: each <ip> with a <dhcp> element.
+  std::vector<std::string> dhcp_servers = {};
 };
 
 // ---- node devices ------------------------------------------------------------------------
@@ -252,6 +254,15 @@ class Hypervisor {
     const auto network = lookup_network(name);
     return network && network->active;
   }
+
+  // Network filters (libvirt's nwfilter driver, which the test driver lacks: these throw an
+  // is_unsupported() error there, and by default). The filter's definition as libvirt holds
+  // it; nullopt when there is no filter of that name.
+  virtual std::optional<std::string> nwfilter_xml(const std::string& name);
+  // Defines the filter `xml` (whose name is `name`) unless libvirt holds the same definition
+  // already (same_filter in nwfilter.hpp); one it replaces keeps its UUID. Returns whether it
+  // defined it. Running domains that use it get the new rules at once (libvirt's doing).
+  virtual bool ensure_nwfilter(const std::string& name, const std::string& xml);
 
   // PCI and USB devices of the host, for passthrough checks.
   virtual std::vector<NodeDevice> node_devices() = 0;

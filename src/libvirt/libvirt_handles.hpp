@@ -24,6 +24,9 @@ struct DomainFree {
 struct NetworkFree {
   void operator()(virNetworkPtr p) const noexcept { virNetworkFree(p); }
 };
+struct NWFilterFree {
+  void operator()(virNWFilterPtr p) const noexcept { virNWFilterFree(p); }
+};
 struct NodeDeviceFree {
   void operator()(virNodeDevicePtr p) const noexcept { virNodeDeviceFree(p); }
 };
@@ -37,6 +40,7 @@ struct MallocFree {
 using Connection = std::unique_ptr<virConnect, ConnectClose>;  // one reference
 using Domain = std::unique_ptr<virDomain, DomainFree>;
 using Network = std::unique_ptr<virNetwork, NetworkFree>;
+using NWFilter = std::unique_ptr<virNWFilter, NWFilterFree>;
 using NodeDev = std::unique_ptr<virNodeDevice, NodeDeviceFree>;
 using Stream = std::unique_ptr<virStream, StreamFree>;
 using CString = std::unique_ptr<char, MallocFree>;  // strings libvirt hands over to us

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "libvirt/libvirt_handles.hpp"
+#include "libvirt/nwfilter.hpp"
 
 namespace bowline::libvirt {
 
@@ -292,6 +293,9 @@ NetworkInfo network_info(virNetworkPtr network) {
     info.bridge = bridge.get();
   else
     virResetLastError();  // networks without a bridge (hostdev, direct)
+  CString xml(virNetworkGetXMLDesc(network, 0));
+  if (!xml) throw last_error(subject, "read the XML");
+  info.dhcp_servers = parse_dhcp_servers(xml.get());
   return info;
 }
 
@@ -333,6 +337,19 @@ std::optional<NodeDevice> parse_node_device(std::string_view xml) {
     return out;
   }
   return std::nullopt;
+}
+
+std::vector<std::string> parse_dhcp_servers(std::string_view network_xml) {
+  std::vector<std::string> out;
+  pugi::xml_document doc;
+  if (!doc.load_buffer(network_xml.data(), network_xml.size())) return out;
+  for (const auto ip : doc.child("network").children("ip")) {
+    const std::string_view family = ip.attribute("family").value();
+    const std::string address = ip.attribute("address").value();
+    if ((family.empty() || family == "ipv4") && ip.child("dhcp") && !address.empty())
+      out.push_back(address);
+  }
+  return out;
 }
 
 DomainCapabilities parse_domain_capabilities(std::string_view xml) {
@@ -717,6 +734,64 @@ std::vector<NetworkInfo> LibvirtHypervisor::list_networks() {
     }
   }
   return out;
+}
+
+namespace {
+
+std::string filter_subject(const std::string& name) {
+  return "network filter \"" + name + "\"";
+}
+
+// The filter and its XML; nullopt when libvirt has no filter of that name.
+struct FoundFilter {
+  std::string xml;
+  std::string uuid;
+};
+std::optional<FoundFilter> find_filter(virConnectPtr connection, const std::string& name) {
+  virNWFilterPtr raw = virNWFilterLookupByName(connection, name.c_str());
+  if (!raw) {
+    auto error = last_error(filter_subject(name), "look up");
+    if (error.code() == VIR_ERR_NO_NWFILTER) return std::nullopt;
+    throw error;
+  }
+  const NWFilter filter(raw);
+  FoundFilter found;
+  CString xml(virNWFilterGetXMLDesc(raw, 0));
+  if (!xml) throw last_error(filter_subject(name), "read the XML");
+  found.xml = xml.get();
+  char uuid[VIR_UUID_STRING_BUFLEN];
+  if (virNWFilterGetUUIDString(raw, uuid) < 0)
+    throw last_error(filter_subject(name), "read the UUID");
+  found.uuid = uuid;
+  return found;
+}
+
+}  // namespace
+
+std::optional<std::string> LibvirtHypervisor::nwfilter_xml(const std::string& name) {
+  const auto connection = impl_->connection();
+  if (auto found = find_filter(connection.get(), name)) return std::move(found->xml);
+  return std::nullopt;
+}
+
+bool LibvirtHypervisor::ensure_nwfilter(const std::string& name, const std::string& xml) {
+  if (filter_name(xml) != name)
+    throw std::invalid_argument(filter_subject(name) + ": the XML defines \"" + filter_name(xml) +
+                                "\"");
+  const auto connection = impl_->connection();
+  for (int attempt = 0;; ++attempt) {
+    const auto found = find_filter(connection.get(), name);
+    if (found && same_filter(found->xml, xml)) return false;
+    // libvirt refuses a definition without the UUID of the filter it replaces.
+    const auto definition = filter_with_uuid(xml, found ? found->uuid : "");
+    if (virNWFilterPtr defined = virNWFilterDefineXML(connection.get(), definition.c_str())) {
+      virNWFilterFree(defined);
+      return true;
+    }
+    auto error = last_error(filter_subject(name), "define");
+    // Another client defined it between our look and our define: look again, once.
+    if (attempt > 0 || error.code() != VIR_ERR_OPERATION_FAILED) throw error;
+  }
 }
 
 std::vector<NodeDevice> LibvirtHypervisor::node_devices() {

@@ -63,6 +63,9 @@ class LibvirtHypervisor final : public Hypervisor {
   std::optional<NetworkInfo> lookup_network(const std::string& name) override;
   std::vector<NetworkInfo> list_networks() override;
 
+  std::optional<std::string> nwfilter_xml(const std::string& name) override;
+  bool ensure_nwfilter(const std::string& name, const std::string& xml) override;
+
   std::vector<NodeDevice> node_devices() override;
   DomainCapabilities domain_capabilities(const std::string& domain_type) override;
 
@@ -87,5 +90,7 @@ void ensure_libvirt_event_loop();
 // for devices that are neither PCI nor USB devices, or XML it cannot read.
 std::optional<NodeDevice> parse_node_device(std::string_view xml);
 DomainCapabilities parse_domain_capabilities(std::string_view xml);
+// The IPv4 addresses of a network's DHCP servers: each IPv4 <ip> that has a <dhcp>.
+std::vector<std::string> parse_dhcp_servers(std::string_view network_xml);
 
 }  // namespace bowline::libvirt

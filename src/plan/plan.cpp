@@ -96,10 +96,16 @@ void add_disks(Plan& p, const spec::Spec& spec, const catalog::Preference* prefe
 void add_nics(Plan& p, const spec::Spec& spec, const catalog::Preference* preference) {
   const std::string model = preference ? std::string(preference->nic_model) : "virtio";
   const bool bridged = spec.network.mode == spec::NetworkMode::Bridged;
-  p.nics.push_back({bridged ? NicType::Bridge : NicType::Network, spec.network.bridge,
-                    p.guest.primary_mac, model});
+  // A bridged NIC's address is the space's; the others' come from their networks' DHCP.
+  p.nics.push_back({bridged ? NicType::Bridge : NicType::Network,
+                    spec.network.bridge,
+                    p.guest.primary_mac,
+                    model,
+                    bridged ? p.ip : std::nullopt,
+                    {}});
   for (std::size_t i = 0; i < spec.networks.size(); ++i)
-    p.nics.push_back({NicType::Network, spec.networks[i], p.guest.extra_macs.at(i), model});
+    p.nics.push_back(
+        {NicType::Network, spec.networks[i], p.guest.extra_macs.at(i), model, std::nullopt, {}});
 }
 
 void add_passthrough(Plan& p, const spec::Spec& spec) {

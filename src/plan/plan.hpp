@@ -65,11 +65,18 @@ struct Disk {
 
 enum class NicType { Bridge, Network };
 
+// Every NIC is filtered (libvirt's nwfilter, libvirt/nwfilter.hpp): it may send only from its
+// MAC and its own address, and never as a DHCP server. Its own address is `ip` when the plan
+// knows it (a bridged space's); otherwise whatever the network's DHCP server leases it, and
+// libvirt believes only `dhcp_servers` when there are any (the node fills them in from the
+// libvirt network at define time: they are the network's, not the template's).
 struct Nic {
   NicType type = NicType::Bridge;
   std::string source;  // bridge or libvirt network name
   std::string mac;     // 52:54:00:xx:xx:xx
   std::string model;   // virtio, e1000, ...
+  std::optional<spec::Ipv4Address> ip = std::nullopt;
+  std::vector<spec::Ipv4Address> dhcp_servers = {};
 };
 
 // A host device passed through: as the spec names it (text), or as the node resolved a GPU

@@ -3,7 +3,8 @@
 # XML of a bridged space; the test makes the overlay, defines and starts the domain in the
 # real libvirtd (domain type qemu) on a host-only bridge in 198.51.100.0/24, and checks on the
 # serial console that the guest took the rendered hostname, static address, user and runcmd,
-# then pings it from the host. Everything is removed on exit, also on failure.
+# then pings it from the host (through bowline's traffic filter, which the NIC references).
+# Everything is removed on exit, also on failure.
 # Usage: render_boot_test.sh BOWLINE_BINARY
 # Prints "N passed, M failed"; exit status 1 when the case failed.
 set -uo pipefail
@@ -95,6 +96,13 @@ mkdir -p "$space_dir"
   --seed-iso "$space_dir/seed.iso" >"$work/user-data" || fail "render seed"
 qemu-img create -q -f qcow2 -F qcow2 -b "$work/tiny.qcow2" "$space_dir/disk.qcow2" || fail "overlay"
 printf '%s\n' "$xml" >"$work/domain.xml"
+# The NIC references bowline's traffic filter, which a server defines; here the test does, when
+# the host has none yet.
+if ! $VIRSH -q nwfilter-dumpxml bowline-clean-traffic >/dev/null 2>&1; then
+  "$bowline" template render "$work/template.yaml" "${vars[@]}" -o nwfilter >"$work/nwfilter.xml" ||
+    fail "render nwfilter"
+  $VIRSH -q nwfilter-define "$work/nwfilter.xml" >/dev/null || fail "virsh nwfilter-define"
+fi
 $VIRSH -q define "$work/domain.xml" >/dev/null || fail "virsh define"
 $VIRSH -q start "$domain" >/dev/null || fail "virsh start"
 

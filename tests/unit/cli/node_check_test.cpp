@@ -17,6 +17,7 @@
 #include "cli/client_format.hpp"
 #include "engine/node_check.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
+#include "libvirt/nwfilter.hpp"
 #include "spec/loader.hpp"
 #include "spec/validators.hpp"
 
@@ -35,7 +36,9 @@ std::string read_data(const std::string& name) {
 }
 
 // The test driver's host, except that QEMU "supports" every domain type (the test driver has
-// no domain capabilities) and networks can be added as defined-but-inactive.
+// no domain capabilities), networks can be added as defined-but-inactive, and network filters
+// answer from `filters` (libvirt's clean-traffic there) unless `filters_work` is off (the test
+// driver's own answer: not supported).
 class TestHost final : public libvirt::Hypervisor {
  public:
   TestHost()
@@ -43,6 +46,8 @@ class TestHost final : public libvirt::Hypervisor {
                    std::string("test://") + BOWLINE_SOURCE_DIR + "/tests/data/libvirt/node.xml"}) {}
   bool domain_type_supported = true;
   std::map<std::string, libvirt::NetworkInfo> extra_networks;
+  bool filters_work = true;
+  std::map<std::string, std::string> filters{{"clean-traffic", "<filter name='clean-traffic'/>"}};
 
   std::string uri() const override { return real_.uri(); }
   libvirt::DomainInfo define(const std::string& xml) override { return real_.define(xml); }
@@ -79,6 +84,11 @@ class TestHost final : public libvirt::Hypervisor {
   }
   std::vector<libvirt::NetworkInfo> list_networks() override { return real_.list_networks(); }
   std::vector<libvirt::NodeDevice> node_devices() override { return real_.node_devices(); }
+  std::optional<std::string> nwfilter_xml(const std::string& name) override {
+    if (!filters_work) return real_.nwfilter_xml(name);
+    const auto it = filters.find(name);
+    return it == filters.end() ? std::nullopt : std::optional(it->second);
+  }
   libvirt::DomainCapabilities domain_capabilities(const std::string& type) override {
     if (!domain_type_supported) return real_.domain_capabilities(type);
     auto caps = libvirt::parse_domain_capabilities(read_data("domcaps-qemu.xml"));
@@ -108,11 +118,13 @@ class FakeRunner final : public util::ProcessRunner {
  public:
   util::ProcessResult answer{0, "qemu-img version 7.2.0 (Debian 1:7.2+dfsg-7)\nCopyright\n", "",
                              false};
+  std::map<std::string, util::ProcessResult> answers;  // by program, before `answer`
   std::vector<std::vector<std::string>> calls;
   util::ProcessResult run(const std::vector<std::string>& argv,
                           std::chrono::milliseconds) override {
     calls.push_back(argv);
-    return answer;
+    const auto it = answers.find(argv.at(0));
+    return it == answers.end() ? answer : it->second;
   }
 };
 
@@ -168,7 +180,8 @@ TEST_F(NodeCheckTest, EveryRequiredCheckOkGivesTheKvmRuntime) {
   EXPECT_EQ(report.runtimes, std::vector<std::string>{"kvm"});
   EXPECT_EQ(find(report, "kvm"), nullptr) << "/dev/kvm is checked only for domain type kvm";
   EXPECT_THAT(find(report, "qemu-img")->detail, HasSubstr("qemu-img version 7.2.0"));
-  EXPECT_EQ(runner.calls, (std::vector<std::vector<std::string>>{{"qemu-img", "--version"}}));
+  EXPECT_EQ(runner.calls, (std::vector<std::vector<std::string>>{{"qemu-img", "--version"},
+                                                                 {"ebtables", "--version"}}));
   EXPECT_THAT(find(report, "domain-type")->detail, HasSubstr("/usr/bin/qemu-system-x86_64"));
   EXPECT_THAT(find(report, "bridge:br0")->detail, HasSubstr("eth0"));
   EXPECT_THAT(find(report, "network:default")->detail, HasSubstr("virbr0"));
@@ -506,6 +519,84 @@ TEST(NodeReportJson, ShapeAndText) {
             "missing bridge br0 exists with a NIC: no bridge br0 on this host\n"
             "        fix: ip link add br0 type bridge\n"
             "not ready: 1 required check failed (bridge:br0)\n");
+}
+
+// --- nwfilter: guests cannot spoof (bowline-clean-traffic needs the driver, clean-traffic and
+// ebtables) ----------------------------------------------------------------------------------
+
+TEST_F(NodeCheckTest, NwfilterPassesWithCleanTrafficAndEbtables) {
+  runner.answers["ebtables"] = {0, "ebtables 1.8.9 (nf_tables)\n", "", false};
+  auto c = *find(run(), "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Ok) << c.detail;
+  EXPECT_TRUE(c.required);
+  EXPECT_THAT(c.detail, HasSubstr("clean-traffic present"));
+  EXPECT_THAT(c.detail, HasSubstr("bowline-clean-traffic is defined at the first start"));
+  EXPECT_THAT(c.detail, HasSubstr("ebtables 1.8.9 (nf_tables)"));
+  host.filters[libvirt::kTrafficFilter] = libvirt::traffic_filter_xml();
+  c = *find(run(), "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Ok);
+  EXPECT_THAT(c.detail, HasSubstr("bowline-clean-traffic defined"));
+  host.filters[libvirt::kTrafficFilter] = "<filter name='bowline-clean-traffic' chain='root'/>";
+  c = *find(run(), "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Ok);
+  EXPECT_THAT(c.detail, HasSubstr("differs from this bowline's: redefined at the next start"));
+}
+
+// The hostile-guest rules: `ctest -L security` runs these.
+using security_node_check = NodeCheckTest;
+
+TEST_F(security_node_check, ALibvirtThatCannotFilterIsNotReady) {
+  host.filters_work = false;
+  context.uri = "qemu:///system";  // a real libvirt without the nwfilter driver
+  const auto report = run();
+  const auto& c = *find(report, "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Missing);
+  EXPECT_TRUE(c.required);
+  EXPECT_THAT(c.detail, HasSubstr("not supported"));
+  EXPECT_THAT(c.fix, HasSubstr("nwfilter driver"));
+  EXPECT_THAT(c.fix, HasSubstr("iptables"));
+  EXPECT_FALSE(report.ready());
+}
+
+TEST_F(security_node_check, WithoutCleanTrafficOrEbtablesTheNodeIsNotReady) {
+  host.filters.clear();
+  auto report = run();
+  auto c = *find(report, "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Missing);
+  EXPECT_THAT(c.detail, HasSubstr("no filter clean-traffic"));
+  EXPECT_THAT(c.fix, HasSubstr("libvirt-daemon-config-nwfilter"));
+  EXPECT_FALSE(report.ready());
+
+  host.filters = {{"clean-traffic", "<filter name='clean-traffic'/>"}};
+  runner.answers["ebtables"] = {127, "", "ebtables: No such file or directory", false};
+  report = run();
+  c = *find(report, "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Missing);
+  EXPECT_THAT(c.detail, HasSubstr("ebtables not found"));
+  EXPECT_THAT(c.fix, HasSubstr("ebtables-nft"));
+  EXPECT_FALSE(report.ready());
+}
+
+TEST_F(NodeCheckTest, NwfilterOnlyWarnsOnTheTestDriverAndRunsNoEbtablesForARemoteLibvirt) {
+  host.filters_work = false;  // the test driver's own answer
+  auto report = run();
+  auto c = *find(report, "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Warn);
+  EXPECT_FALSE(c.required);
+  EXPECT_THAT(c.detail, HasSubstr("test driver"));
+  EXPECT_TRUE(report.ready());
+
+  host.filters_work = true;
+  context.uri = "qemu+ssh://root@far-away/system";  // its ebtables is not this host's
+  runner.calls.clear();
+  c = *find(run(), "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Ok) << c.detail;
+  EXPECT_EQ(runner.calls, (std::vector<std::vector<std::string>>{{"qemu-img", "--version"}}));
+
+  context.hypervisor = nullptr;
+  c = *find(run(), "nwfilter");
+  EXPECT_EQ(c.status, CheckStatus::Missing);
+  EXPECT_THAT(c.detail, HasSubstr("not reachable"));
 }
 
 }  // namespace

@@ -54,6 +54,12 @@ class ForwardingHypervisor : public libvirt::Hypervisor {
     return inner_.lookup_network(name);
   }
   std::vector<libvirt::NetworkInfo> list_networks() override { return inner_.list_networks(); }
+  std::optional<std::string> nwfilter_xml(const std::string& name) override {
+    return inner_.nwfilter_xml(name);
+  }
+  bool ensure_nwfilter(const std::string& name, const std::string& xml) override {
+    return inner_.ensure_nwfilter(name, xml);
+  }
   std::vector<libvirt::NodeDevice> node_devices() override { return inner_.node_devices(); }
   libvirt::DomainCapabilities domain_capabilities(const std::string& domain_type) override {
     return inner_.domain_capabilities(domain_type);

@@ -1,0 +1,131 @@
+#include "engine/traffic_filter.hpp"
+
+#include <mutex>
+
+#include "libvirt/nwfilter.hpp"
+
+namespace bowline::engine {
+
+namespace {
+
+constexpr const char* kDriverFix =
+    "libvirt's nwfilter driver must run, with ebtables to apply its rules: on Debian 12 "
+    "apt-get install libvirt-daemon-system iptables (iptables brings ebtables-nft; libvirtd loads "
+    "the driver, or with libvirt's modular daemons: systemctl enable --now virtnwfilterd.socket); "
+    "`virsh nwfilter-list` then lists clean-traffic";
+constexpr const char* kCleanTrafficFix =
+    "apt-get install libvirt-daemon-config-nwfilter (libvirt's own filters), then "
+    "systemctl restart libvirtd so that it loads them; `virsh nwfilter-list` then lists "
+    "clean-traffic";
+
+// After the scheme, a local URI has no host: qemu:///system, qemu+unix:///system.
+bool is_local(const std::string& uri) {
+  const auto at = uri.find("://");
+  return at != std::string::npos && uri.compare(at + 3, 1, "/") == 0;
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+// One define at a time in this process: two first starts would both find no filter and the
+// second define would fail on the first's UUID.
+std::mutex& define_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+}  // namespace
+
+bool is_test_driver(const std::string& uri) {
+  return uri.rfind("test://", 0) == 0 || uri.rfind("test+", 0) == 0;
+}
+
+void ensure_traffic_filter(libvirt::Hypervisor& hypervisor) {
+  const std::string filter = libvirt::kTrafficFilter;
+  bool clean_traffic = false;
+  try {
+    std::lock_guard lock(define_mutex());
+    clean_traffic = hypervisor.nwfilter_xml(libvirt::kCleanTraffic).has_value();
+    if (clean_traffic) hypervisor.ensure_nwfilter(filter, libvirt::traffic_filter_xml());
+  } catch (const libvirt::HypervisorError& e) {
+    if (e.is_unsupported() && is_test_driver(hypervisor.uri())) return;  // no guests to filter
+    throw libvirt::HypervisorError(std::string(e.what()) + "; guests do not start unfiltered: " +
+                                       kDriverFix + " (bowline node check)",
+                                   e.code(), e.error_domain(), e.cause());
+  }
+  if (!clean_traffic)
+    throw libvirt::HypervisorError(
+        "network filter \"" + filter + "\": cannot define: libvirt has no filter " +
+        libvirt::kCleanTraffic +
+        ", which it builds on; guests do not start unfiltered: " + kCleanTrafficFix);
+}
+
+void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor) {
+  for (auto& nic : plan.nics) {
+    if (nic.type != plan::NicType::Network || nic.ip) continue;
+    nic.dhcp_servers.clear();
+    // A network that is missing fails the start in libvirt's own words.
+    const auto network = hypervisor.lookup_network(nic.source);
+    if (!network) continue;
+    for (const auto& server : network->dhcp_servers)
+      if (const auto address = spec::Ipv4Address::parse(server))
+        nic.dhcp_servers.push_back(*address);
+  }
+}
+
+Check check_traffic_filter(const NodeCheckContext& context, const std::string& ebtables) {
+  Check c;
+  c.name = "nwfilter";
+  c.title = "libvirt filters guests' traffic (no spoofed MAC, IP or ARP, no DHCP server)";
+  if (!context.hypervisor) {
+    c.status = CheckStatus::Missing;
+    c.detail = "not checked: libvirt is not reachable";
+    c.fix = "make libvirt reachable first";
+    return c;
+  }
+  std::optional<std::string> clean, ours;
+  try {
+    clean = context.hypervisor->nwfilter_xml(libvirt::kCleanTraffic);
+    ours = context.hypervisor->nwfilter_xml(libvirt::kTrafficFilter);
+  } catch (const libvirt::HypervisorError& e) {
+    c.status = CheckStatus::Missing;
+    c.detail = e.what();
+    c.fix = kDriverFix;
+    if (e.is_unsupported() && is_test_driver(context.uri)) {
+      c.status = CheckStatus::Warn;
+      c.required = false;
+      c.detail = "libvirt's test driver has no network filters (and runs no guests)";
+      c.fix.clear();
+    }
+    return c;
+  }
+  if (!clean) {
+    c.status = CheckStatus::Missing;
+    c.detail = std::string("libvirt has no filter ") + libvirt::kCleanTraffic + ", which " +
+               libvirt::kTrafficFilter + " builds on: spaces would not start";
+    c.fix = kCleanTrafficFix;
+    return c;
+  }
+  std::string tool;
+  if (context.runner && is_local(context.uri)) {
+    const auto result = context.runner->run({ebtables, "--version"}, std::chrono::seconds(10));
+    if (result.exit_code != 0) {
+      c.status = CheckStatus::Missing;
+      c.detail = ebtables + (result.exit_code == 127 ? " not found" : " --version failed") +
+                 ": libvirt cannot apply the filter, so spaces would not start";
+      c.fix = kDriverFix;
+      return c;
+    }
+    tool = "; " + first_line(result.out);
+  }
+  const bool current = ours && libvirt::same_filter(*ours, libvirt::traffic_filter_xml());
+  c.detail = std::string(libvirt::kCleanTraffic) + " present; " + libvirt::kTrafficFilter +
+             (!ours     ? " is defined at the first start"
+              : current ? " defined"
+                        : " differs from this bowline's: redefined at the next start") +
+             tool;
+  return c;
+}
+
+}  // namespace bowline::engine

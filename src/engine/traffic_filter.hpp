@@ -1,0 +1,31 @@
+// bowline's traffic filter on a libvirt host (libvirt/nwfilter.hpp says what it stops): the
+// node defines it before each domain it defines, and node check says whether the host can
+// apply it. A host whose libvirt cannot filter gets an error with the fix, never a guest that
+// runs unfiltered. The one exception is libvirt's test driver, which has no network filters and
+// runs no guests, so that nothing there has traffic to filter.
+#pragma once
+
+#include <string>
+
+#include "engine/node_check.hpp"
+#include "libvirt/hypervisor.hpp"
+#include "plan/plan.hpp"
+
+namespace bowline::engine {
+
+// test:///default, test:///path/to/node.xml, test+unix://...
+bool is_test_driver(const std::string& uri);
+
+// Makes sure libvirt has clean-traffic and bowline's filter as this bowline defines it.
+// Throws libvirt::HypervisorError, its message saying what to do (node check's fix).
+void ensure_traffic_filter(libvirt::Hypervisor& hypervisor);
+
+// Each NIC on a libvirt network believes only that network's own DHCP server (when it has
+// one), so that a lease from any other server never becomes an address the guest may use.
+void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor);
+
+// The `nwfilter` check: the nwfilter driver answers, clean-traffic is there, and (for a
+// libvirt on this host) ebtables runs. `ebtables` is the program to try.
+Check check_traffic_filter(const NodeCheckContext& context, const std::string& ebtables);
+
+}  // namespace bowline::engine
