@@ -14,6 +14,10 @@ TUNNEL_RATIO_TARGET = 0.8  # the tunnel carries >= 0.8 of a straight connection'
 TUNNEL_ADDED_P99_TARGET_MS = 2.0
 
 
+def verdict(ok):
+    return "meets target" if ok else "MISSES target"
+
+
 def report_anatomy(by):
     """The floor's own time split by libvirt's steps, and QEMU alone answering the queries of the
     largest step: what no way of starting this domain on this host can go below."""
@@ -53,9 +57,6 @@ def main():
     def median(method, key):
         values = [r["figures"][key] for r in by.get(method, []) if r["rep"] > 0 and key in r["figures"]]
         return (statistics.median(values), values) if values else (None, [])
-
-    def verdict(ok):
-        return "meets target" if ok else "MISSES target"
 
     for row in by.get("load", []):
         f = row["figures"]
@@ -203,6 +204,43 @@ def main():
               % (f["added_p50_ms"], f["added_p99_ms"], verdict(f["added_p99_ms"] < TUNNEL_ADDED_P99_TARGET_MS)))
     report_scp(by.get("tunnel_scp", []))
     report_limits(by.get("limits", []))
+    report_stats(by.get("stats", []))
+    report_state(by.get("state", []))
+
+
+def report_stats(rows):
+    """The stats sampler's cost: the server's CPU with the sampler on, off, and with no spaces."""
+    if not rows:
+        return
+    runs = {row["figures"].get("label"): row["figures"] for row in rows}
+    print("== stats: the sampler's cost on test:///default (the server's CPU while idle) ==")
+    for label, what in [("on", "running spaces, sampler on"), ("off", "running spaces, sampler off"),
+                        ("none", "no spaces, sampler on")]:
+        f = runs.get(label)
+        if f is None:
+            continue
+        if "note" in f:
+            print("  %-28s %s" % (what, f["note"]))
+            continue
+        line = "  %-28s %3d spaces: %6.3f %% CPU over %.0f s" % (what, f["spaces"], f["cpu_percent"],
+                                                               f["seconds"])
+        if f.get("rounds"):
+            line += "; %d rounds every %.0f s, %.1f ms CPU (%.1f ms wall) each" % (
+                f["rounds"], f["interval"], f["round_cpu_ms"], f["round_wall_ms"])
+        print(line + "; RSS %.0f MiB" % (f["rss_kib"] / 1024))
+    on, off, none = runs.get("on"), runs.get("off"), runs.get("none")
+    if on and off and "note" not in on and "note" not in off:
+        ratio = on["cpu_percent"] / off["cpu_percent"] if off["cpu_percent"] else float("inf")
+        print("  sampler on - off: %+.3f points of one CPU (on/off %.2fx)"
+              % (on["cpu_percent"] - off["cpu_percent"], ratio))
+        if on.get("rounds"):
+            print("  the sampler's own thread: %.3f %% of one CPU, %.0f us per space a round; history "
+                  "%.2f MiB for %d spaces"
+                  % (100 * on["round_cpu_ms"] / 1000 / on["interval"], 1000 * on["round_cpu_ms"] / on["spaces"],
+                     on["history_bytes"] / 1048576, on["sampled_spaces"]))
+    if on and none and "note" not in on and "note" not in none:
+        print("  %d spaces - none, both sampled: %+.3f points of one CPU"
+              % (on["spaces"], on["cpu_percent"] - none["cpu_percent"]))
 
 
 def report_limits(rows):
@@ -243,6 +281,35 @@ def report_scp(rows):
     print("== tunnel_scp: scp of %d MiB to a Debian 12 guest, %d times each way ==" % (mb, len(times["tunnel"])))
     print("  straight to the guest %.1f MB/s, through bowline ssh's tunnel %.1f MB/s: ratio %.2f  %s"
           % (direct, tunnel, tunnel / direct, verdict(tunnel / direct >= TUNNEL_RATIO_TARGET)))
+
+
+EXPORT_RATIO_TARGET = 0.9
+
+
+def report_state(rows):
+    """Snapshots and export on a Debian 12 guest with data written since its base: medians."""
+    if not rows:
+        return
+    if "note" in rows[0]["figures"]:
+        print("== state: " + rows[0]["figures"]["note"] + " ==")
+        return
+    seconds, sizes = {}, {}
+    for row in rows:
+        f = row["figures"]
+        seconds.setdefault(f["what"], []).append(f["ns"] / 1e9)
+        if "bytes" in f:
+            sizes.setdefault(f["what"], []).append(f["bytes"])
+    print("== state: a Debian 12 guest with data written since its base ==")
+    for what, label in (("snapshot_running", "snapshot of the running guest (frozen)"),
+                        ("restore_stopped", "restore of a disk snapshot (stopped)")):
+        if what in seconds:
+            print("  %s: median %.2f s of %d" % (label, statistics.median(seconds[what]), len(seconds[what])))
+    if "export" in seconds and "convert" in seconds:
+        export = statistics.median(sizes["export"]) / statistics.median(seconds["export"])
+        convert = statistics.median(sizes["convert"]) / statistics.median(seconds["convert"])
+        print("  export %.1f MB/s, qemu-img convert %.1f MB/s: ratio %.2f  %s"
+              % (export / 1e6, convert / 1e6, export / convert, verdict(export / convert >= EXPORT_RATIO_TARGET)))
+    print("  resume from suspend against a cold start: not measured (idle suspend is not built yet)")
 
 
 if __name__ == "__main__":

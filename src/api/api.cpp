@@ -50,9 +50,13 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_template_routes();
   add_space_routes();
   add_pool_routes();
+  add_disk_routes();
+  add_snapshot_routes();
+  add_export_routes();
   add_event_routes();
   add_node_routes();
   add_access_routes();
+  add_stats_routes();
 }
 
 Api::~Api() {

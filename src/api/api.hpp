@@ -5,9 +5,9 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -16,11 +16,13 @@
 #include "api/router.hpp"
 #include "api/socket_watch.hpp"
 #include "api/space_owners.hpp"
+#include "api/space_stats.hpp"
 #include "api/spaces_list.hpp"
+#include "api/user_slots.hpp"
 #include "api/web_session.hpp"
 #include "engine/engine.hpp"
-#include "api/user_slots.hpp"
 #include "engine/event_bus.hpp"
+#include "engine/space_archive.hpp"
 #include "store/store.hpp"
 
 namespace bowline::api {
@@ -48,6 +50,8 @@ struct ApiOptions {
 };
 
 class ConsoleHub;
+struct ImportState;
+struct ImportAsk;
 
 class Api {
  public:
@@ -72,9 +76,24 @@ class Api {
   void add_pool_routes();
   void add_session_routes();
   void add_access_routes();
+  void add_stats_routes();
+  void add_disk_routes();
+  void add_snapshot_routes();
+  void add_export_routes();
+  // Export and import (routes_transfer.cpp).
+  void add_import_route();
+  std::shared_ptr<Upgrade> import_upgrade(const ImportAsk& ask);
+  std::string import_archive(ImportState& state, const ImportAsk& ask);
+  std::string make_imported_space(const ImportAsk& ask,
+                                  const engine::archive::ArchiveReader& reader,
+                                  const std::filesystem::path& staged,
+                                  std::optional<std::int64_t>& made_template);
+  // Runs `body` on a thread of its own, which the destructor waits for.
+  void on_own_thread(std::function<void()> body);
   // Steps of the add_*_routes above.
   void add_user_credential_routes();
   void add_user_quota_route();
+  void add_user_delete_route();
   void add_space_change_routes();
   void add_console_route();
   void add_vnc_route();
@@ -90,9 +109,12 @@ class Api {
                             store::Permission permission);
   // The tunnel's: Origin, visibility, use-ssh for port 22 or use-ports for a port the
   // template lists, a running space.
-  store::Space tunnel_space(const Caller& caller, const Request& request);
+  // `wake`: a suspended space is resumed first (the route's own call, not a socket's re-check).
+  store::Space tunnel_space(const Caller& caller, const Request& request, bool wake = false);
+  store::Space awake(const Caller& caller, store::Space space, const Request& request,
+                     const std::string& why);
   // The browser terminal's: Origin, visibility, use-web-terminal, a running space.
-  store::Space terminal_space(const Caller& caller, const Request& request);
+  store::Space terminal_space(const Caller& caller, const Request& request, bool wake = false);
   // A 5xx answer: `said` and a fresh error id for the caller, `detail` to the log.
   Response server_error(const Request& request, int status, const std::string& said,
                         const std::string& detail);
@@ -106,6 +128,8 @@ class Api {
   // space that exists but is another user's).
   store::Space visible_space(const Caller& caller, const std::string& id);
   nlohmann::json space_json_of(const store::Space& space);
+  // Whose disks a request means: the caller, or the named user for an admin (403 otherwise).
+  store::User disk_owner(const Caller& caller, const std::optional<std::string>& owner);
   nlohmann::json connect_json(const store::Space& space, const std::string& owner);
   nlohmann::json pool_json_of(const store::Pool& pool);
   nlohmann::json accepted_json(const std::string& space_id, std::int64_t operation);
@@ -121,6 +145,7 @@ class Api {
   util::SystemClock system_clock_;
   std::vector<std::unique_ptr<ReportCache>> node_reports_;  // the local node, then the remotes
   SpacesListCache spaces_list_;                             // GET /spaces
+  CurrentStatsTexts stats_texts_;                           // its running spaces' "stats"
   SpaceOwners owners_;
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;

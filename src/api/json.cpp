@@ -116,7 +116,15 @@ nlohmann::json space_info_json(const engine::SpaceView& view) {
                         {"hostPort", port.host_port},
                         {"guestPort", port.guest_port},
                         {"active", port.active}});
+  const bool suspended = view.space.state == store::SpaceState::Suspended;
   return {{"address", optional_json(view.address)},
+          {"suspended", suspended ? nlohmann::json{{"at", view.space.suspended_at},
+                                                   {"reason", view.space.suspend_reason}}
+                                  : nlohmann::json(nullptr)},
+          {"idleSuspend",
+           {{"after", view.idle_after.count()},
+            {"idleFor",
+             view.idle_for ? nlohmann::json(view.idle_for->count()) : nlohmann::json(nullptr)}}},
           {"redefinePending", view.redefine_pending},
           {"pendingChanges", pending},
           {"externalPorts", external},

@@ -92,9 +92,22 @@ store::Space Api::access_space(const Caller& caller, const Request& request,
   return space;
 }
 
-store::Space Api::tunnel_space(const Caller& caller, const Request& request) {
+// A suspended space resumes for a caller who may open it (checked before this): the upgrade
+// waits for the resume, seconds, instead of being refused. Not for the re-checks of a socket
+// that is open already.
+store::Space Api::awake(const Caller& caller, store::Space space, const Request& request,
+                        const std::string& why) {
+  if ((space.state != store::SpaceState::Suspended &&
+       space.state != store::SpaceState::Suspending) ||
+      util::to_lower(request.header("upgrade")) != "websocket")
+    return space;
+  options_.access->wake(space.id, why);
+  return visible_space(caller, space.id);
+}
+
+store::Space Api::tunnel_space(const Caller& caller, const Request& request, bool wake) {
   check_origin(caller, request);
-  const auto space = visible_space(caller, request.param("id"));
+  auto space = visible_space(caller, request.param("id"));
   const auto port = port_of(request);
   if (port != 22) {
     const auto spec = engine_.space_spec(space);
@@ -109,15 +122,17 @@ store::Space Api::tunnel_space(const Caller& caller, const Request& request) {
   if (!has_permission(caller, permission))
     throw HttpError(403, "port " + std::to_string(port) + " needs the permission " +
                              store::to_string(permission));
+  if (wake) space = awake(caller, space, request, "tunnel to port " + std::to_string(port));
   check_running_upgrade(space, request);
   return space;
 }
 
-store::Space Api::terminal_space(const Caller& caller, const Request& request) {
+store::Space Api::terminal_space(const Caller& caller, const Request& request, bool wake) {
   check_origin(caller, request);
-  const auto space = visible_space(caller, request.param("id"));
+  auto space = visible_space(caller, request.param("id"));
   if (!has_permission(caller, store::Permission::UseWebTerminal))
     throw HttpError(403, "the terminal needs the permission use-web-terminal");
+  if (wake) space = awake(caller, space, request, "terminal");
   check_running_upgrade(space, request);
   return space;
 }
@@ -126,8 +141,10 @@ std::uint64_t Api::watch_socket(const Request& request, SocketCheck check,
                                 std::shared_ptr<SocketPeer> peer) {
   auto saved = std::make_shared<Request>(request);
   saved->body.clear();
+  // The space is in use, never suspended for being idle, while the socket is open.
+  auto held = options_.access->hold(request.param("id"));
   return sockets_->add(
-      [this, saved, check = std::move(check)] {
+      [this, saved, check = std::move(check), held = std::move(held)] {
         const auto caller = caller_of(*saved);
         if (!caller) return false;
         check(*caller, *saved);  // throws when refused now
@@ -146,7 +163,9 @@ void Api::add_access_routes() {
 void Api::add_console_route() {
   router_.add("GET", "/api/v1/spaces/{id}/console", Access::Console,
               [this](const Caller& caller, const Request& request) {
-                const auto space = access_space(caller, request, store::Permission::UseWebTerminal);
+                const auto space =
+                    awake(caller, access_space(caller, request, store::Permission::UseWebTerminal),
+                          request, "console");
                 check_running_upgrade(space, request);
                 struct Viewer {
                   std::mutex mutex;
@@ -192,7 +211,9 @@ void Api::add_console_route() {
 void Api::add_vnc_route() {
   router_.add("GET", "/api/v1/spaces/{id}/vnc", Access::Vnc,
               [this](const Caller& caller, const Request& request) {
-                const auto space = access_space(caller, request, store::Permission::UseVnc);
+                const auto space =
+                    awake(caller, access_space(caller, request, store::Permission::UseVnc), request,
+                          "display");
                 check_running_upgrade(space, request);
                 const int fd = options_.access->open_display(space.id);
                 auto check = [this](const Caller& c, const Request& r) {
@@ -210,7 +231,7 @@ void Api::add_vnc_route() {
 void Api::add_tunnel_route() {
   router_.add("GET", "/api/v1/spaces/{id}/tunnel/{port}", Access::Tunnel,
               [this](const Caller& caller, const Request& request) {
-                const auto space = tunnel_space(caller, request);
+                const auto space = tunnel_space(caller, request, /*wake=*/true);
                 const int fd = options_.access->open_port(space.id, port_of(request));
                 auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
                 return bridge_upgrade(
@@ -226,7 +247,7 @@ void Api::add_tunnel_route() {
 void Api::add_terminal_route() {
   router_.add("GET", "/api/v1/spaces/{id}/terminal", Access::Terminal,
               [this](const Caller& caller, const Request& request) {
-                const auto space = terminal_space(caller, request);
+                const auto space = terminal_space(caller, request, /*wake=*/true);
                 auto shell =
                     options_.access->open_terminal(space.id, terminal_cells(request, "cols", 80),
                                                    terminal_cells(request, "rows", 24));

@@ -1,5 +1,5 @@
 // /api/v1/nodes (what the nodes can run and why not; kept for a while, see ReportCache) and
-// /metrics (Prometheus text).
+// /metrics (Prometheus text; the bowline_space_* series of what spaces use: space_metrics.cpp).
 #include <map>
 
 #include "api/api.hpp"
@@ -19,12 +19,13 @@ void Api::add_node_routes() {
                 return Response::json(200, nodes);
               });
 
-  router_.add("GET", "/metrics", Access::Any, [this](const Caller&, const Request&) {
+  router_.add("GET", "/metrics", Access::Any, [this](const Caller& caller, const Request&) {
     std::map<std::string, int> by_state;
     for (auto state :
          {store::SpaceState::Pending, store::SpaceState::Creating, store::SpaceState::Running,
           store::SpaceState::Stopping, store::SpaceState::Stopped, store::SpaceState::Starting,
-          store::SpaceState::Deleting, store::SpaceState::Error})
+          store::SpaceState::Deleting, store::SpaceState::Error, store::SpaceState::Suspending,
+          store::SpaceState::Suspended})
       by_state[store::to_string(state)] = 0;
     for (const auto& space : store_.spaces().list()) ++by_state[store::to_string(space.state)];
     std::string out;
@@ -46,6 +47,12 @@ void Api::add_node_routes() {
     out += "bowline_http_server_errors_total " + std::to_string(failures_.load()) + "\n";
     out += "# HELP bowline_event_streams Open event streams.\n# TYPE bowline_event_streams gauge\n";
     out += "bowline_event_streams " + std::to_string(stream_listeners_.load()) + "\n";
+    // What each running space uses: an admin sees every space, a user their own.
+    auto spaces = engine_.stats().running();
+    if (!caller.admin())
+      std::erase_if(spaces,
+                    [&](const engine::SpaceStats& s) { return s.owner_id != caller.user.id; });
+    out += space_metrics_text(spaces, engine_.stats().cost());
     Response response;
     response.content_type = "text/plain; version=0.0.4; charset=utf-8";
     response.body = std::move(out);

@@ -1,5 +1,7 @@
 // /api/v1/spaces and /api/v1/operations: the lifecycle through the engine. A user sees only
 // their own spaces; another user's space is answered as if it did not exist (404).
+#include <limits>
+
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
@@ -83,7 +85,8 @@ void Api::add_space_routes() {
                 if (all) require_admin(caller);
                 Response response;
                 response.shared_body = spaces_list_.list(
-                    store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id));
+                    store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id),
+                    engine_.learned_addresses(), stats_texts_.get(engine_.stats()));
                 return response;
               });
 
@@ -99,17 +102,22 @@ void Api::add_space_routes() {
         return response;
       });
 
-  router_.add("GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
-              [this](const Caller& caller, const Request& request) {
-                const auto space = visible_space(caller, request.param("id"));
-                const auto view = engine_.describe(space.id);
-                auto out = space_json_of(view.space);
-                out["info"] = space_info_json(view);
-                const auto owner = out.value("owner", "");
-                out["info"]["connect"] =
-                    connect_json(view.space, owner == caller.user.username ? "" : owner);
-                return Response::json(200, out);
-              });
+  router_.add(
+      "GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
+      [this](const Caller& caller, const Request& request) {
+        const auto space = visible_space(caller, request.param("id"));
+        const auto view = engine_.describe(space.id);
+        auto out = space_json_of(view.space);
+        out["address"] = view.address ? nlohmann::json(*view.address) : nlohmann::json();
+        out["info"] = space_info_json(view);
+        const auto owner = out.value("owner", "");
+        out["info"]["connect"] =
+            connect_json(view.space, owner == caller.user.username ? "" : owner);
+        if (auto stats = engine_.stats().space(space.id, std::numeric_limits<std::int64_t>::max()))
+          if (auto current = current_stats_json(*stats); !current.is_null())
+            out["stats"] = std::move(current);
+        return Response::json(200, out);
+      });
 
   // The guest's SSH host keys, known before its first boot (bowline made them): what
   // `bowline ssh` pins, so no client ever trusts a key on first use.
@@ -151,6 +159,15 @@ void Api::add_space_change_routes() {
               lifecycle(&engine::Engine::restart_space));
   router_.add("DELETE", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
               lifecycle(&engine::Engine::delete_space));
+  // A start resumes it; its console, display, tunnel and terminal do too.
+  router_.add("POST", "/api/v1/spaces/{id}/suspend", Access::OwnerOrAdmin,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = visible_space(caller, request.param("id"));
+                object_body(request);
+                const auto operation =
+                    engine_.suspend_space(space.id, "asked by " + caller.user.username);
+                return Response::json(202, accepted_json(space.id, operation));
+              });
 
   router_.add("PUT", "/api/v1/spaces/{id}/ip", Access::OwnerOrAdmin,
               [this](const Caller& caller, const Request& request) {

@@ -21,11 +21,12 @@ namespace {
 
 // /ui/vendor/NAME/... -> web_root/node_modules/DIR/...: only these packages, whose files are
 // what the browser loads (a package is added here when the UI imports it).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kVendor{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kVendor{{
     {"novnc", "@novnc/novnc"},
     {"xterm", "@xterm/xterm"},
     {"xterm-fit", "@xterm/addon-fit"},
     {"htm", "htm"},
+    {"uplot", "uplot"},
 }};
 
 bool inside(const fs::path& base, const fs::path& file) {

@@ -366,24 +366,56 @@ void Api::add_user_routes() {
                 return Response::json(200, user_with_quota(*store_.users().get(user.id)));
               });
 
-  router_.add("DELETE", "/api/v1/users/{username}", Access::Admin,
-              [this](const Caller& caller, const Request& request) {
-                auto user = target_user(caller, request.param("username"));
-                if (user.id == caller.user.id)
-                  throw HttpError(409, "you cannot delete your own account");
-                auto transaction = store_.transaction();
-                keep_an_admin(store_, user);
-                if (const auto owned = owned_spaces(store_, user); !owned.empty())
-                  throw HttpError(409, user.username + " still owns spaces (" + owned +
-                                           "): delete them first (bowline user delete " +
-                                           user.username + " --delete-spaces does)");
-                store_.users().remove(user.id);  // tokens and sessions go with the account
-                transaction.commit();
-                return Response::no_content();
-              });
+  add_user_delete_route();
 
   add_user_quota_route();
   add_user_credential_routes();
+}
+
+// Admins only; never oneself, never the last admin, never while the user owns spaces (unless
+// they are handed over first) or disks.
+void Api::add_user_delete_route() {
+  router_.add(
+      "DELETE", "/api/v1/users/{username}", Access::Admin,
+      [this](const Caller& caller, const Request& request) {
+        auto user = target_user(caller, request.param("username"));
+        if (user.id == caller.user.id) throw HttpError(409, "you cannot delete your own account");
+        // Disks are data of their own: never deleted along with an account.
+        const auto refuse_while_disks = [this](const store::User& owner) {
+          if (const auto disks = engine_.list_disks(owner.id); !disks.empty())
+            throw HttpError(409, owner.username + " still owns " + std::to_string(disks.size()) +
+                                     " disk(s), the first " + disks.front().disk.name +
+                                     ": delete them first (bowline disk delete NAME "
+                                     "--owner " +
+                                     owner.username + ")");
+        };
+        // ?transfer_to=OTHER hands the spaces over first, all or none (the engine's
+        // own transaction): checked here before, so a refused delete moves nothing.
+        const auto to = request.query.find("transfer_to");
+        if (to != request.query.end()) {
+          keep_an_admin(store_, user);
+          // Disks are not handed over (a disk's owner decides where it goes): checked
+          // first so the delete cannot stop after the spaces moved.
+          refuse_while_disks(user);
+          const auto heir = store_.users().find_by_username(to->second);
+          if (!heir) throw HttpError(404, "no user named '" + to->second + "' to transfer to");
+          if (heir->id == user.id) throw HttpError(400, "transfer_to names the user being deleted");
+          if (heir->disabled)
+            throw HttpError(409, heir->username + " is disabled: enable them first");
+          engine_.transfer_spaces(user.id, heir->id);
+        }
+        auto transaction = store_.transaction();
+        keep_an_admin(store_, user);
+        if (const auto owned = owned_spaces(store_, user); !owned.empty())
+          throw HttpError(409, user.username + " still owns spaces (" + owned +
+                                   "): delete them first (bowline user delete " + user.username +
+                                   " --delete-spaces does) or hand them over "
+                                   "(--transfer-to OTHER)");
+        refuse_while_disks(user);
+        store_.users().remove(user.id);  // tokens and sessions go with the account
+        transaction.commit();
+        return Response::no_content();
+      });
 }
 
 // Admins only, so that nobody raises their own. A quota lower than what the user holds deletes

@@ -25,7 +25,28 @@ constexpr const char* kJoins =
 constexpr int kIdColumn = 5;
 constexpr int kOwnerColumn = 14;
 
+constexpr int kIpColumn = 6;
+constexpr int kStateColumn = 10;
+
 void append_space(std::string& out, store::Statement& row, int at);
+
+// `{"address":...,`: the first key of a space's object (keys are in alphabetical order, as
+// nlohmann writes them).
+void append_address(std::string& out, const std::string* address) {
+  out += "{\"address\":";
+  if (address)
+    append_json_string(out, *address);
+  else
+    out += "null";
+  out += ',';
+}
+
+const std::string* learned(const SpacesListCache::Addresses* addresses, bool running,
+                           const std::string& id) {
+  if (!addresses || !running) return nullptr;
+  const auto it = addresses->find(id);
+  return it == addresses->end() ? nullptr : &it->second;
+}
 
 }  // namespace
 
@@ -89,7 +110,8 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id) {
+std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id,
+                             const SpacesListCache::Addresses& addresses) {
   // Its own connection: the list neither waits for the engine's writes nor holds them up.
   auto& db = store.reader();
   auto guard = db.lock();
@@ -106,6 +128,12 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
   bool first = true;
   while (select->step()) {
     if (!std::exchange(first, false)) out += ',';
+    const auto id = std::string(select->column_view(kIdColumn));
+    const auto ip = select->is_null(kIpColumn)
+                        ? std::nullopt
+                        : std::optional<std::string>(select->column_view(kIpColumn));
+    const bool running = select->column_view(kStateColumn) == "running";
+    append_address(out, ip ? &*ip : learned(&addresses, running, id));
     append_space(out, *select, 0);
   }
   out += "]\n";
@@ -113,14 +141,34 @@ std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> ow
   return out;
 }
 
+// The space's object, with "stats" before its closing brace when it has figures.
+void SpacesListCache::append_entry(std::string& out, const Entry& entry, const Addresses* addresses,
+                                   const StatsTexts* stats) const {
+  append_address(out, entry.ip ? &*entry.ip : learned(addresses, entry.running, entry.id));
+  const auto found = stats ? stats->find(entry.id) : StatsTexts::const_iterator();
+  if (!stats || found == stats->end()) {
+    out += entry.json;
+    return;
+  }
+  out.append(entry.json, 0, entry.json.size() - 1);
+  out += ",\"stats\":";
+  out += found->second;
+  out += '}';
+}
+
 std::shared_ptr<const std::string> SpacesListCache::list(store::Store& store,
-                                                         std::optional<std::int64_t> owner_id) {
+                                                         std::optional<std::int64_t> owner_id,
+                                                         std::shared_ptr<const Addresses> addresses,
+                                                         std::shared_ptr<const StatsTexts> stats) {
   std::lock_guard lock(mutex_);
   catch_up(store);
-  if (!owner_id && all_valid_) return all_;
+  if (!owner_id && all_valid_ && all_addresses_ == addresses && all_stats_ == stats) return all_;
+  // Each object's "address" key with its value: at most 32 bytes.
   std::size_t size = 3;
   for (const auto& [rowid, entry] : spaces_)
-    if (!owner_id || entry.owner == owner_id) size += entry.json.size() + 1;
+    if (!owner_id || entry.owner == owner_id) size += entry.json.size() + 32;
+  if (stats)
+    for (const auto& [id, text] : *stats) size += text.size() + 9;
   std::shared_ptr<std::string> out;
   if (!owner_id && all_ && all_.use_count() == 1) {
     out = all_;  // nobody is writing it out: reuse its memory
@@ -134,12 +182,14 @@ std::shared_ptr<const std::string> SpacesListCache::list(store::Store& store,
   for (const auto& [rowid, entry] : spaces_) {
     if (owner_id && entry.owner != owner_id) continue;
     if (!std::exchange(first, false)) *out += ',';
-    *out += entry.json;
+    append_entry(*out, entry, addresses.get(), stats.get());
   }
   *out += "]\n";
   if (!owner_id) {
     all_ = out;
     all_valid_ = true;
+    all_addresses_ = std::move(addresses);
+    all_stats_ = std::move(stats);
   }
   return out;
 }
@@ -168,6 +218,11 @@ void SpacesListCache::catch_up(store::Store& store) {
     entry.owner = changed->is_null(1 + kOwnerColumn)
                       ? std::nullopt
                       : std::optional<std::int64_t>(changed->column_int64(1 + kOwnerColumn));
+    entry.id = std::string(changed->column_view(1 + kIdColumn));
+    entry.ip = changed->is_null(1 + kIpColumn)
+                   ? std::nullopt
+                   : std::optional<std::string>(changed->column_view(1 + kIpColumn));
+    entry.running = changed->column_view(1 + kStateColumn) == "running";
     entry.json.clear();
     append_space(entry.json, *changed, 1);
   }
@@ -177,7 +232,8 @@ void SpacesListCache::catch_up(store::Store& store) {
 
 namespace {
 
-// One space's object from the kColumns of `row`, starting at column `at`.
+// One space's object from the kColumns of `row`, starting at column `at`, after its
+// "address" (append_address): from the key after it to the closing brace.
 void append_space(std::string& out, store::Statement& row, int at) {
   const auto text = [&](const char* key, int i) {
     out += key;
@@ -189,7 +245,7 @@ void append_space(std::string& out, store::Statement& row, int at) {
   };
   const auto applied = row.column_int64(at + 0);
   const auto revision = row.column_int64(at + 12);
-  number("{\"appliedRevision\":", applied);
+  number("\"appliedRevision\":", applied);
   number(",\"createdAt\":", row.column_int64(at + 1));
   text(",\"desiredState\":", 2);
   text(",\"domain\":", 3);

@@ -9,8 +9,9 @@ std::shared_ptr<void> UserSlots::take(std::int64_t user) {
     std::lock_guard lock(mutex_);
     auto& count = held_[user];
     if (count >= limit_)
-      throw HttpError(429, "you have " + std::to_string(count) + " " + what_ +
-                               " open, the most one user may (close one first)",
+      throw HttpError(429,
+                      "you have " + std::to_string(count) + " " + what_ +
+                          " open, the most one user may (close one first)",
                       {{"retryAfter", 1}});
     ++count;
   }

@@ -1,6 +1,10 @@
 // The `bowline` command line: builds the verb tree and runs one verb.
 #pragma once
 
+namespace CLI {
+class App;
+}
+
 namespace bowline::cli {
 
 // Exit codes that scripts can trust (the same for every verb; `bowline --help` lists them).
@@ -12,6 +16,10 @@ inline constexpr int kExitUsage = 2;        // bad arguments, unreadable files
 inline constexpr int kExitUnreachable = 3;  // no answer from the server (refused, DNS, TLS)
 inline constexpr int kExitNotFound = 4;     // no such object, not allowed, not logged in
 inline constexpr int kExitTimeout = 5;      // --wait gave up at --timeout; the work goes on
+
+// Every verb, with the top level's version flag, footer and rules (tests and completion walk
+// the same tree that run() parses).
+void add_verbs(CLI::App& app, int& exit_code);
 
 int run(int argc, char** argv);
 

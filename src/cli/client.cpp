@@ -269,7 +269,7 @@ ojson Client::call(const std::string& method, const std::string& path, const ojs
   const std::string url = endpoint_.server + path;
   auto trust = trust_for(endpoint_);
   common_options(h, url, headers.get(), error_buffer, trust);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, static_cast<long>(timeout_.count()));
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
   std::string text;
   if (body) {

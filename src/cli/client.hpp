@@ -95,6 +95,8 @@ class Client {
  public:
   explicit Client(Endpoint endpoint);
   const Endpoint& endpoint() const { return endpoint_; }
+  // How long a whole request may take (default 2 minutes); shell completion asks for less.
+  void set_timeout(std::chrono::seconds timeout) { timeout_ = timeout; }
 
   // Sends a request to `path` (below the server's base URL, e.g. "/api/v1/spaces") and returns
   // the answer's JSON (null for an empty body). Throws CliError(kExitUnreachable) when the
@@ -112,6 +114,7 @@ class Client {
 
  private:
   Endpoint endpoint_;
+  std::chrono::seconds timeout_{120};
 };
 
 // A path segment with everything but unreserved characters percent-encoded.

@@ -133,9 +133,15 @@ std::string format_progress(const std::string& kind, const std::string& step, in
 std::string format_spaces(const ojson& spaces) {
   std::vector<std::vector<std::string>> rows{
       {"NAME", "STATE", "IP", "TEMPLATE", "OWNER", "NODE", "ID"}};
+  // "address": bowline's choice (bridged) or the node's DHCP lease of a running NAT space;
+  // "ip" for a server from before it had addresses in the list.
+  const auto address = [](const ojson& s) {
+    const auto learned = text_of(s, "address");
+    return dash(learned.empty() ? text_of(s, "ip") : learned);
+  };
   if (spaces.is_array())
     for (const auto& s : spaces)
-      rows.push_back({text_of(s, "name"), dash(text_of(s, "state")), dash(text_of(s, "ip")),
+      rows.push_back({text_of(s, "name"), dash(text_of(s, "state")), address(s),
                       dash(text_of(s, "template")), dash(text_of(s, "owner")),
                       dash(text_of(s, "node")), text_of(s, "id")});
   return format_table(rows);
@@ -147,7 +153,9 @@ namespace {
 std::string state_text(const ojson& space) {
   std::string state = dash(text_of(space, "state"));
   const auto desired = text_of(space, "desiredState");
-  if (!desired.empty() && desired != state) state += " (wants " + desired + ")";
+  // A suspended space wants to run: it does, once anything uses it.
+  if (!desired.empty() && desired != state && state != "suspended")
+    state += " (wants " + desired + ")";
   return state;
 }
 
@@ -209,6 +217,39 @@ std::string external_ports_text(const ojson& info) {
 
 }  // namespace
 
+namespace {
+
+// 90 -> "1m30s", 1800 -> "30m", 7200 -> "2h".
+std::string duration_text(long long s) {
+  if (s >= 3600 && s % 3600 == 0) return std::to_string(s / 3600) + "h";
+  if (s >= 60 && s % 60 == 0) return std::to_string(s / 60) + "m";
+  if (s >= 60) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+// "idle for 30m, at 2026-12-02 10:00:00 UTC"; "after 30m idle (idle 4m10s now)"; "off".
+std::string suspended_text(const ojson& info) {
+  const auto* s = member(info, "suspended");
+  if (!s || !s->is_object()) return "";
+  return text_of(*s, "reason", "suspended") + ", at " + format_time(s->value("at", ojson())) +
+         " (start, console, display, tunnel or ssh resumes it)";
+}
+
+std::string idle_text(const ojson& space, const ojson& info) {
+  const auto* idle = member(info, "idleSuspend");
+  if (!idle || !idle->is_object()) return "";
+  const auto after = idle->value("after", 0);
+  if (after <= 0) return "off";
+  auto text = "after " + duration_text(after) + " idle";
+  if (const auto* now = member(*idle, "idleFor"); now && now->is_number())
+    text += " (idle " + duration_text(now->get<long long>()) + " now)";
+  else if (text_of(space, "state") == "running")
+    text += " (in use now)";
+  return text;
+}
+
+}  // namespace
+
 std::string format_space_info(const ojson& space) {
   const auto* info = member(space, "info");
   const ojson empty = ojson::object();
@@ -225,6 +266,8 @@ std::string format_space_info(const ojson& space) {
   row("owner", dash(text_of(space, "owner")));
   row("state", state_text(space));
   row_unless_empty("error", text_of(space, "error"));
+  row_unless_empty("suspended", suspended_text(i));
+  row_unless_empty("idle suspend", idle_text(space, i));
   row("node", dash(text_of(space, "node")));
   row("domain", dash(text_of(space, "domain")));
   auto address = text_of(i, "address");
@@ -254,6 +297,7 @@ std::string format_space_info(const ojson& space) {
   std::string ready = readiness_summary(readiness);
   if (!readiness.detail.empty()) ready += ": " + readiness.detail;
   row("readiness", ready);
+  for (const auto& [key, value] : stats_rows(space)) row(key, value);
   row_unless_empty("created", format_time(space.value("createdAt", ojson())));
   row_unless_empty("updated", format_time(space.value("updatedAt", ojson())));
 

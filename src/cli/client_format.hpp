@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bowline::cli {
@@ -32,7 +33,12 @@ std::string readiness_summary(const ReadinessView& readiness);
 
 std::string format_spaces(
     const ojson& spaces);  // GET /spaces: NAME STATE IP TEMPLATE OWNER NODE ID
-std::string format_space_info(const ojson& space);     // GET /spaces/{id}: one field a line
+std::string format_space_info(const ojson& space);  // GET /spaces/{id}: one field a line
+// A running space's "stats" as space info's rows (cpu, memory, disk, network); none without.
+std::vector<std::pair<std::string, std::string>> stats_rows(const ojson& space);
+// GET /spaces as space top's table: the busiest first, NAME OWNER NODE STATE CPU% MEMORY
+// DISK READ DISK WRITE NET IN NET OUT.
+std::string format_top(const ojson& spaces);
 std::string format_templates(const ojson& templates);  // NAME REVISION UPDATED
 std::string format_users(const ojson& users);  // USERNAME EMAIL TIMEZONE PERMISSIONS KEYS STATE
 std::string format_user(const ojson& user);    // one field a line, then its quota

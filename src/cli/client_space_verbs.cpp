@@ -1,4 +1,5 @@
-// bowline space create|list|info|start|stop|restart|delete|set-ip: spaces on the server.
+// bowline space create|list|info|start|stop|restart|delete|set-ip: spaces on the server
+// (space top: client_top_verb.cpp).
 #include <unistd.h>
 
 #include <iostream>
@@ -6,6 +7,8 @@
 #include "cli/app.hpp"
 #include "cli/client_access_verbs.hpp"
 #include "cli/client_format.hpp"
+#include "cli/client_snapshot_verbs.hpp"
+#include "cli/client_transfer_verbs.hpp"
 #include "cli/client_verbs.hpp"
 #include "cli/verbs.hpp"
 
@@ -194,9 +197,12 @@ void add_space_verbs(CLI::App& app, int& exit_code) {
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return info(*a); }); });
   }
   const std::vector<std::pair<std::string, std::string>> actions{
-      {"start", "Start a space (applies a changed template)"},
+      {"start", "Start a space (applies a changed template; a suspended one resumes where it was)"},
       {"stop", "Stop a space (ACPI shutdown, then power off after the stop timeout)"},
       {"restart", "Restart a space"},
+      {"suspend",
+       "Suspend a running space: its memory is saved to disk and its machine let go; start, or "
+       "opening its console, display, tunnel or ssh, resumes it"},
       {"delete", "Delete a space: its domain, disk and address"}};
   for (const auto& [verb, help] : actions) {
     auto a = std::make_shared<ActionArgs>();
@@ -217,7 +223,10 @@ void add_space_verbs(CLI::App& app, int& exit_code) {
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return set_ip(*a); }); });
   }
+  add_space_top_verb(*group, exit_code);
   add_space_access_verbs(*group, exit_code);
+  add_space_transfer_verbs(*group, exit_code);
+  add_space_snapshot_verbs(*group, exit_code);
 }
 
 }  // namespace bowline::cli

@@ -191,6 +191,7 @@ struct UserArgs {
   ClientOptions client;
   std::string username;
   bool delete_spaces = false;
+  std::string transfer_to;
 };
 
 int set_disabled(const UserArgs& a, bool disabled) {
@@ -225,6 +226,13 @@ int remove_user(const UserArgs& a) {
         return code;
     }
     progress.done();
+  }
+  if (!a.transfer_to.empty()) {
+    client.del(user_path(a.username) + "?transfer_to=" + escape_segment(a.transfer_to));
+    if (!a.client.json())
+      std::cout << "user " << a.username << " deleted; their spaces are " << a.transfer_to
+                << "'s (the guest account changes at each space's next start)\n";
+    return kExitOk;
   }
   client.del(user_path(a.username));
   if (!a.client.json()) std::cout << "user " << a.username << " deleted\n";
@@ -329,6 +337,9 @@ void add_user_verbs(CLI::App& app, int& exit_code) {
     cmd->add_option("USERNAME", a->username, "The user")->required();
     cmd->add_flag("--delete-spaces", a->delete_spaces,
                   "Disable the user, delete each of their spaces (and wait), then the user");
+    cmd->add_option("--transfer-to", a->transfer_to,
+                    "Hand every space of the user to OTHER (all or none), then delete the user")
+        ->excludes("--delete-spaces");
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return remove_user(*a); }); });
   }

@@ -390,7 +390,8 @@ int wait_for_ready(Client& client, const std::string& space_id,
       progress.done();
       return kExitOk;
     }
-    if (state == "stopped" || state == "stopping" || state == "deleting") {
+    if (state == "stopped" || state == "stopping" || state == "deleting" || state == "suspended" ||
+        state == "suspending") {
       progress.done();
       std::cerr << "bowline: space " << text_of(space, "name") << " is " << state
                 << " before it was ready\n";

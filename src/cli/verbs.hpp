@@ -12,6 +12,7 @@ void add_kubevirt_verbs(CLI::App& app, int& exit_code);
 void add_server_verb(CLI::App& app, int& exit_code);
 void add_client_template_verbs(CLI::App& template_group, int& exit_code);
 void add_space_verbs(CLI::App& app, int& exit_code);
+void add_space_top_verb(CLI::App& space_group, int& exit_code);  // space top
 void add_pool_verbs(CLI::App& app, int& exit_code);
 void add_user_verbs(CLI::App& app, int& exit_code);
 void add_token_verbs(CLI::App& app, int& exit_code);

@@ -6,6 +6,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -51,7 +52,8 @@ struct WsConnection::Impl {
   std::deque<std::string> incoming;
   bool ended = false;
 
-  std::deque<std::string> outgoing;  // on the strand
+  std::deque<std::string> outgoing;    // on the strand
+  std::atomic<std::size_t> queued{0};  // bytes of outgoing, for a writer's backpressure
   bool writing = false;
   bool closing = false;
 
@@ -94,9 +96,11 @@ struct WsConnection::Impl {
     with_ws([this](auto& ws) {
       ws.binary(true);
       ws.async_write(asio::buffer(outgoing.front()), [this](beast::error_code ec, std::size_t) {
+        queued -= outgoing.front().size();
         outgoing.pop_front();
         if (ec) {
           outgoing.clear();
+          queued = 0;
           writing = false;
           return end();
         }
@@ -266,12 +270,24 @@ bool WsConnection::write(std::string bytes) {
     std::lock_guard lock(impl_->mutex);
     if (impl_->ended) return false;
   }
+  impl_->queued += bytes.size();
   asio::post(impl_->strand, [impl = impl_.get(), bytes = std::move(bytes)]() mutable {
-    if (impl->closing) return;
+    if (impl->closing) {
+      impl->queued -= bytes.size();
+      return;
+    }
     impl->outgoing.push_back(std::move(bytes));
     if (!impl->writing) impl->write_next();
   });
   return true;
+}
+
+std::size_t WsConnection::pending() const {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->ended) return 0;  // nothing more goes out
+  }
+  return impl_->queued.load();
 }
 
 void WsConnection::close() {

@@ -27,6 +27,8 @@ class WsConnection {
   std::optional<std::string> read();
   // Queues a binary frame (never blocks for long); false once the connection has closed.
   bool write(std::string bytes);
+  // Bytes queued by write() and not yet sent (a writer waits while it is high).
+  std::size_t pending() const;
   // A normal close; a read() in progress returns nullopt. Idempotent, any thread.
   void close();
 

@@ -27,9 +27,11 @@ Engine::Engine(store::Store& store, EventBus& events, EngineSettings settings)
       events_(events),
       settings_(std::move(settings)),
       timer_(settings_.timer ? *settings_.timer : util::steady_timer()),
+      stats_(std::make_unique<StatsSampler>(store, nodes_, settings_.stats, timer_)),
       executor_(settings_.workers) {}
 
 Engine::~Engine() {
+  stats_->stop();  // its rounds ask the nodes
   for (auto* node : nodes_) node->unwatch();
   {
     std::lock_guard lock(audit_mutex_);
@@ -55,6 +57,8 @@ void Engine::start() {
   for (const auto& space : store_.spaces().list())
     if (space.state == SpaceState::Running) publish_ports(space.id);
   if (settings_.reconcile_interval.count() > 0) auditor_ = std::thread([this] { audit_loop(); });
+  stats_->set_after_round([this] { suspend_idle(); });
+  stats_->start();
 }
 
 void Engine::audit_loop() {
@@ -113,8 +117,12 @@ Engine::Loaded Engine::load(const store::Space& space) {
 }
 
 NodeSpace Engine::node_space(const Loaded& l) {
-  return NodeSpace{l.space, l.tmpl, l.spec, l.guest_owner,
-                   [this, space = l.space] { return neighbours(space); }};
+  return NodeSpace{l.space,
+                   l.tmpl,
+                   l.spec,
+                   l.guest_owner,
+                   [this, space = l.space] { return neighbours(space); },
+                   resolve_disks(l.space, l.spec)};
 }
 
 spec::Spec Engine::space_spec(const store::Space& space) {
@@ -151,7 +159,7 @@ spec::Spec Engine::expand_spec(const store::Space& space, const store::Template&
 }
 
 std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
-                             std::function<void(std::int64_t)> body) {
+                             std::function<void(std::int64_t)> body, bool failure_is_error) {
   // After a restart, the work continues under the operation a client may be waiting on.
   const auto adopted = take_adopted(space.id);
   const auto operation = adopted ? *adopted : store_.operations().create(space.id, kind).id;
@@ -159,7 +167,8 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
                   adopted
                       ? nlohmann::json{{"operation", operation}, {"kind", kind}, {"resumed", true}}
                       : nlohmann::json{{"operation", operation}, {"kind", kind}});
-  executor_.submit(space.id, [this, id = space.id, op = operation, kind, body = std::move(body)] {
+  executor_.submit(space.id, [this, id = space.id, op = operation, kind, body = std::move(body),
+                              failure_is_error] {
     try {
       body(op);
       store_.operations().succeed(op);
@@ -168,7 +177,8 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
       store_.operations().fail(op, e.what());
       events_.publish(event::kOperationFailed, id,
                       {{"operation", op}, {"kind", kind}, {"error", e.what()}});
-      if (store_.spaces().get(id)) set_state(id, SpaceState::Error, kind + " failed: " + e.what());
+      if (failure_is_error && store_.spaces().get(id))
+        set_state(id, SpaceState::Error, kind + " failed: " + e.what());
     }
   });
   return operation;
@@ -187,6 +197,7 @@ SpaceView Engine::describe(const std::string& id) {
   }
   view.address = view.space.ip;
   view.pending = pending_of(view.space);
+  describe_idle(view);
   {
     std::lock_guard lock(forwards_mutex_);
     const auto active = forwards_.find(id);

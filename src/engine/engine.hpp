@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -16,17 +17,22 @@
 #include <thread>
 #include <vector>
 
+#include "engine/disk_files.hpp"
 #include "engine/engine_error.hpp"
 #include "engine/event_bus.hpp"
 #include "engine/executor.hpp"
+#include "engine/idle_watch.hpp"
 #include "engine/node.hpp"
 #include "engine/port_forwards.hpp"
 #include "engine/quota.hpp"
 #include "engine/readiness.hpp"
 #include "engine/space_access.hpp"
+#include "engine/stats_sampler.hpp"
 #include "plan/change_parts.hpp"
 #include "spec/expand.hpp"
 #include "spec/spec.hpp"
+#include "store/disks.hpp"
+#include "store/snapshots.hpp"
 #include "store/store.hpp"
 #include "util/timer.hpp"
 
@@ -52,6 +58,10 @@ struct EngineSettings {
   // What the engine waits with (a guest's address, the audit's interval); unset: real time.
   // It must outlive the engine.
   util::Timer* timer = nullptr;
+  // How often what each space uses is sampled, and for how long it is kept (server.stats.*).
+  StatsSettings stats;
+  // When idle spaces are suspended (server.idle.*); each stats round looks.
+  IdleSettings idle;
 };
 
 struct CreateSpaceRequest {
@@ -88,6 +98,10 @@ struct SpaceView {
   std::optional<std::string> address;  // the lease (bridged) or what libvirt reports (nat)
   Readiness readiness;
   bool readiness_known = true;  // false: the node has no console log to read it from
+  // Idle suspend: after how long idle it is suspended (0: never), and for how long it has
+  // been idle (a running space the watch has seen idle).
+  std::chrono::seconds idle_after{0};
+  std::optional<std::chrono::seconds> idle_for;
 };
 
 // How a claimed pool member became its owner's.
@@ -105,6 +119,58 @@ struct Claimed {
   std::string agent_problem;              // why the agent could not do it, when Reboot
 };
 
+// bowline disk create: exactly one of image, size (with image: grown to it), from_space.
+struct CreateDiskRequest {
+  std::int64_t owner_id = 0;
+  std::string name;
+  std::optional<spec::Image> image;
+  std::optional<std::uint64_t> size_bytes;
+  std::optional<std::string> from_space;  // a space id: a flattened copy of its boot disk
+};
+
+// A disk and the spaces whose templates name it (their owner's disk of that name).
+struct DiskView {
+  store::Disk disk;
+  std::string owner;
+  std::vector<store::Space> spaces;
+};
+
+// Who a machine is: its id (instance-id, MACs), SMBIOS/domain UUID and SSH host key pair. An
+// import keeps it (--keep-identity) or the new space gets its own.
+struct SpaceIdentity {
+  std::string id;
+  std::string uuid;
+  std::string host_key;
+  std::string host_key_public;
+};
+
+// What an export streams (space_export.hpp): a stopped space's boot disk and its facts.
+struct ExportSource {
+  std::string space_json;  // archive::kSpaceMember
+  std::string template_yaml;
+  std::filesystem::path disk;
+  std::string space_name;
+};
+
+// An import whose archive has been checked against its manifest (space_archive.hpp).
+struct ImportRequest {
+  std::int64_t owner_id = 0;
+  std::string name;
+  std::string template_name;              // an existing template of this server
+  std::optional<SpaceIdentity> identity;  // keep the archived one
+  std::filesystem::path staged_disk;      // moved into place (or removed on failure)
+};
+
+// bowline space clone: a new space of the source's template whose boot disk is the source's at
+// a snapshot (or now), as an overlay on the same base image or a standalone copy (`full`).
+struct CloneRequest {
+  std::string source_id;
+  std::int64_t owner_id = 0;
+  std::string name;
+  std::optional<std::string> snapshot;  // none: the source as it is now
+  bool full = false;
+};
+
 class Engine : public SpaceAccess {
  public:
   Engine(store::Store& store, EventBus& events, EngineSettings settings);
@@ -116,11 +182,51 @@ class Engine : public SpaceAccess {
   // created without a node and pool members go there.
   void add_node(Node& node);
   const std::vector<Node*>& nodes() const { return nodes_; }
+  // What each space uses (stats_sampler.hpp); sampling runs from start() on.
+  StatsSampler& stats() { return *stats_; }
   // What publishes external NAT spaces' ports (nftables in the server), before start(); without
   // one, such spaces are refused at create. It must outlive the engine.
   void set_port_forwarder(PortForwarder& forwarder) { forwarder_ = &forwarder; }
   // Watches the nodes' lifecycle events and reconciles the store with the nodes.
   void start();
+  // Where disk objects' files are made (engine_disks.cpp), before start(); without it disk
+  // create is refused. It must outlive the engine.
+  void set_disk_files(DiskFiles& files) { disk_files_ = &files; }
+  DiskFiles* disk_files() { return disk_files_; }
+
+  // Disks as objects (engine_disks.cpp). Errors name the rule (EngineError kinds: 404, 409,
+  // 422, 403 for the quota).
+  store::Disk create_disk(const CreateDiskRequest& request);
+  // Every disk (no owner) or an owner's, with the spaces that name each.
+  std::vector<DiskView> list_disks(std::optional<std::int64_t> owner_id);
+  DiskView disk_info(std::int64_t owner_id, const std::string& name);
+  // Refused (Conflict) while a space names it: deleting the space keeps the disk.
+  void delete_disk(std::int64_t owner_id, const std::string& name);
+  // A disk made from a file staged by an import (export_import.cpp), within the quota.
+  store::Disk adopt_disk(std::int64_t owner_id, const std::string& name,
+                         const std::filesystem::path& staged, const std::string& source);
+  // Export and import (space_transfer.cpp). Export: a stopped space on a libvirt node.
+  ExportSource export_source(const std::string& space_id);
+  // Makes the space from the staged disk and starts it; nothing is left when it is refused
+  // (identity in use, name taken, quota, missing template).
+  Accepted import_space(const ImportRequest& request);
+
+  // The files of the space's spec.disks in order; NotFound naming the first missing disk.
+  std::vector<std::string> resolve_disks(const store::Space& space, const spec::Spec& spec);
+  // The boot disk of a stopped libvirt space (its overlay, or disks[0]'s file).
+  std::filesystem::path boot_disk_of(const store::Space& space);
+
+  // Snapshots (engine_snapshots.cpp): operations on the space's queue. Taking or deleting one
+  // that fails fails its operation and leaves the space as it was. Errors name the rule.
+  std::vector<store::Snapshot> snapshots_of(const std::string& space_id);
+  std::int64_t snapshot_space(const std::string& id, const std::string& name, bool memory);
+  // Refused (Conflict) while the space runs, unless `stop`: it is stopped first and, when the
+  // snapshot holds no memory, started again from the restored disks afterwards.
+  std::int64_t restore_space(const std::string& id, const std::string& name, bool stop);
+  std::int64_t delete_snapshot(const std::string& id, const std::string& name);
+  // A new space from another's disk (engine_clone.cpp), started; its identity (instance-id,
+  // MAC, address, host keys, machine-id) is its own. The source keeps running.
+  Accepted clone_space(const CloneRequest& request);
 
   // `node`: a node given to add_node; empty: the default one.
   Accepted create_space(const CreateSpaceRequest& request, const std::string& node = {});
@@ -130,6 +236,16 @@ class Engine : public SpaceAccess {
   std::int64_t delete_space(const std::string& id);
   // Only while stopped; the guest gets the address at its next boot.
   void set_ip(const std::string& id, const std::string& ip);
+
+  // Suspend and resume (engine_suspend.cpp). Suspend: a running space on a node that can
+  // (libvirt: managed save) is saved and its machine let go; `reason` is shown with it. A
+  // failure fails the operation and leaves the space running. A start resumes a suspended space
+  // (resume_space), a stop discards its saved state.
+  std::int64_t suspend_space(const std::string& id, const std::string& reason);
+  std::int64_t resume_space(const std::string& id, const std::string& why);
+  // One look for idle spaces (after each stats round; tests call it themselves).
+  void suspend_idle();
+  IdleWatch& idle() { return idle_; }
 
   // Pools keep `size` members of a NAT template booted and unowned; a claim hands one to a
   // user at once and the pool makes a new one.
@@ -163,6 +279,12 @@ class Engine : public SpaceAccess {
   Limits limits_of(const store::User& user) const;
   Usage usage_of_owner(std::int64_t owner_id);
   std::map<std::int64_t, Usage> usage_by_owner();  // every owner's, in one pass
+  // Hands every space of `from` to `to` (user delete --transfer-to), all or none, in one
+  // transaction: EngineError Conflict when `to` has a space of the same name or one of them
+  // is in an operation, Forbidden when they would take `to` over their quota. The guest's
+  // account becomes the new owner's at each space's next start (a pending "account" change).
+  // Returns the names of the spaces handed over.
+  std::vector<std::string> transfer_spaces(std::int64_t from_id, std::int64_t to_id);
 
   // SpaceAccess (space_access.cpp).
   std::unique_ptr<util::ByteStream> open_console(const std::string& space_id) override;
@@ -174,6 +296,15 @@ class Engine : public SpaceAccess {
   // "no route" (no answer within half a second), "no address" (no DHCP lease yet),
   // "unavailable" (the node cannot reach it) or "not running".
   std::string port_state(const std::string& space_id, std::uint16_t port);
+  void wake(const std::string& space_id, const std::string& why) override;
+  std::shared_ptr<void> hold(const std::string& space_id) override;
+
+  // The addresses of running spaces whose address only their node knows (NAT), by space id,
+  // for the list of spaces (learned_addresses.cpp): one pass over each node's DHCP leases,
+  // kept for a second so that a burst of lists costs one pass. The same map (pointer) until
+  // an address changes.
+  using AddressMap = std::map<std::string, std::string>;
+  std::shared_ptr<const AddressMap> learned_addresses();
 
  private:
   // A space with everything it is made from.
@@ -187,11 +318,18 @@ class Engine : public SpaceAccess {
   Loaded load(const store::Space& space);
   NodeSpace node_space(const Loaded& loaded);
   std::vector<plan::PendingChange> pending_of(const store::Space& space);
+  // How long the space may sit idle (its template's idleSuspend or the server's default).
+  std::chrono::seconds idle_limit(const spec::Spec& spec) const;
+  void describe_idle(SpaceView& view);
+  // Blocks until operation `op` ends; EngineError (Conflict) when it failed or took too long.
+  void wait_for_operation(std::int64_t op, std::chrono::seconds timeout, const std::string& what);
   static std::string applied_parts(const store::Space& space,
                                    const std::map<std::string, std::string>& parts);
   Accepted make_space(const std::optional<store::User>& owner, std::optional<std::int64_t> pool_id,
                       const store::Template& tmpl, const std::string& name,
-                      const std::optional<std::string>& ip, bool start, Node& node);
+                      const std::optional<std::string>& ip, bool start, Node& node,
+                      const SpaceIdentity* identity = nullptr,
+                      std::function<void(const std::string& id, std::int64_t op)> prepare = {});
   void admit(Node& node, const store::Space& probe, const spec::Spec& spec,
              const std::optional<std::string>& ip, bool start_now);
   void refuse_unrunnable(Node& node, const spec::Spec& spec, const std::string& template_name);
@@ -206,7 +344,8 @@ class Engine : public SpaceAccess {
   // for the engine's writes).
   std::map<std::int64_t, Usage> count_usage(const std::vector<store::Space>& spaces,
                                             store::TemplateRepository& templates,
-                                            store::UserRepository& users);
+                                            store::UserRepository& users,
+                                            store::SnapshotRepository& snapshots);
   // space_spec with the template and owner already read.
   spec::Spec expand_spec(const store::Space& space, const store::Template& tmpl,
                          const std::optional<store::User>& owner) const;
@@ -217,8 +356,10 @@ class Engine : public SpaceAccess {
   void fill_pool(std::int64_t pool_id);
   static std::optional<std::string> pool_template_problem(const spec::Spec& spec,
                                                           const std::string& template_name);
+  // `failure_is_error`: a failure puts the space in state error (the work may have left it
+  // half-way); without, the operation fails and the space stays as it is.
   std::int64_t enqueue(const store::Space& space, const std::string& kind,
-                       std::function<void(std::int64_t)> body);
+                       std::function<void(std::int64_t)> body, bool failure_is_error = true);
   // Operations a stopped server left unfinished (reconcile.cpp). The newest one of a space is
   // adopted by the operation that continues its work (the next enqueue for that space), so a
   // client waiting on it sees it end; the others end as superseded, or as interrupted when
@@ -258,6 +399,7 @@ class Engine : public SpaceAccess {
   void check_drift(const store::Space& space);
   void queue_drift_check(const std::string& id);
   void settle_interrupted(const store::Space& space, std::optional<std::int64_t> operation);
+  void settle_from_node(const store::Space& space, std::vector<store::Operation>& operations);
   void report_orphans();
   void audit_loop();
   store::Space require(const std::string& id);
@@ -271,6 +413,18 @@ class Engine : public SpaceAccess {
   // The other spaces on the space's node that hold its CPUs and devices now.
   std::vector<store::Space> neighbours(const store::Space& space);
   void check_devices_free(const store::Space& space, const spec::Spec& spec);
+  // Two running spaces never write one disk: Conflict naming the other space.
+  void check_disks_free(const store::Space& space, const spec::Spec& spec);
+  // The owner's spaces whose templates name the disk.
+  std::vector<store::Space> disk_users(std::int64_t owner_id, const std::string& name);
+  DiskView view_of(const store::Disk& disk);
+  // Snapshots (engine_snapshots.cpp): the space's snapshot of that name, or NotFound.
+  store::Snapshot require_snapshot(const store::Space& space, const std::string& name);
+  // Conflict while a clone reads the space's disk (engine_clone.cpp): `what` is refused.
+  void refuse_while_cloned(const store::Space& space, const std::string& what);
+  store::Space cloneable_source(const CloneRequest& request);
+  void drop_clone_points(const store::Space& space);
+  void check_disk_quota(std::int64_t owner_id, std::uint64_t bytes);
   // External ports (external_ports.cpp): held for the space's life, forwarded while it runs.
   bool publishes_ports(const store::Space& space, const spec::Spec& spec);
   void allocate_ports(const store::Space& space, const spec::Spec& spec);
@@ -285,8 +439,18 @@ class Engine : public SpaceAccess {
   EngineSettings settings_;
   util::Timer& timer_;
   std::vector<Node*> nodes_;  // set before start(); the first is the default
+  DiskFiles* disk_files_ = nullptr;
+  // The disks table (store/disks.hpp), on the store's connection: part of its transactions.
+  store::DiskRepository disk_rows_{store_.db(), store_.clock()};
+  store::SnapshotRepository snapshot_rows_{store_.db(), store_.clock()};
+  std::mutex clones_mutex_;
+  std::map<std::string, int> cloned_;  // source space id -> clones reading its disk now
+  std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file
   std::mutex orphans_mutex_;
   std::set<std::string> reported_orphans_;  // each orphan is reported once per server run
+  std::mutex addresses_mutex_;  // held while the nodes are asked: lists at once wait for one
+  std::shared_ptr<const AddressMap> addresses_;
+  util::Timer::TimePoint addresses_until_{};
   std::mutex audit_mutex_;
   std::condition_variable audit_wake_;
   bool audit_stop_ = false;
@@ -303,6 +467,8 @@ class Engine : public SpaceAccess {
   std::thread publisher_;
   std::mutex adopted_mutex_;
   std::map<std::string, std::int64_t> adopted_;  // space id -> operation its next enqueue takes
+  std::unique_ptr<StatsSampler> stats_;
+  IdleWatch idle_{timer_};
   Executor executor_;  // last: its threads stop before the members they use
 };
 

@@ -31,9 +31,10 @@ Accepted Engine::create_space(const CreateSpaceRequest& request, const std::stri
 Accepted Engine::make_space(const std::optional<store::User>& owner,
                             std::optional<std::int64_t> pool_id, const store::Template& tmpl,
                             const std::string& name, const std::optional<std::string>& ip,
-                            bool start, Node& node) {
+                            bool start, Node& node, const SpaceIdentity* identity,
+                            std::function<void(const std::string&, std::int64_t)> prepare) {
   store::Space probe;
-  probe.id = random_uuid();
+  probe.id = identity ? identity->id : random_uuid();
   probe.node = node.name();
   probe.name = name;
   if (owner) probe.owner_id = owner->id;
@@ -52,13 +53,18 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   fresh.template_id = tmpl.id;
   fresh.desired_state = start_now ? store::DesiredState::Running : store::DesiredState::Stopped;
   fresh.state = SpaceState::Pending;
-  fresh.uuid = random_uuid();
+  fresh.uuid = identity ? identity->uuid : random_uuid();
   fresh.vnc_password = random_hex(8);
   fresh.domain_name = spec.name;
   fresh.node = node.name();
-  const auto host_key = make_host_key(spec.name);
-  fresh.host_key = host_key.private_key;
-  fresh.host_key_public = host_key.public_line;
+  if (identity && !identity->host_key.empty()) {
+    fresh.host_key = identity->host_key;
+    fresh.host_key_public = identity->host_key_public;
+  } else {
+    const auto host_key = make_host_key(spec.name);
+    fresh.host_key = host_key.private_key;
+    fresh.host_key_public = host_key.public_line;
+  }
   const auto terminal_key = make_host_key("bowline-terminal@" + spec.name);
   fresh.terminal_key = terminal_key.private_key;
   fresh.terminal_key_public = terminal_key.public_line;
@@ -66,9 +72,21 @@ Accepted Engine::make_space(const std::optional<store::User>& owner,
   events_.publish(event::kSpaceCreated, space.id,
                   {{"name", space.name}, {"domain", space.domain_name}, {"node", space.node}});
   const auto op =
-      enqueue(space, "create", [this, id = space.id, start_now](std::int64_t operation) {
-        bring_up(id, {operation}, {start_now, true, false});
-      });
+      enqueue(space, prepare ? "clone" : "create",
+              [this, id = space.id, start_now, prepare](std::int64_t operation) {
+                // A clone's disk is copied before the machine is made (nothing else is yet).
+                if (prepare) {
+                  try {
+                    set_state(id, SpaceState::Creating);
+                    prepare(id, operation);
+                  } catch (...) {
+                    const auto made = require(id);
+                    undo_create(made, node_of(made));
+                    throw;
+                  }
+                }
+                bring_up(id, {operation, prepare ? 50 : 0, 100}, {start_now, true, false});
+              });
   return {space, op};
 }
 
@@ -83,7 +101,12 @@ void Engine::admit(Node& node, const store::Space& probe, const spec::Spec& spec
       throw EngineError(EngineError::Kind::Invalid,
                         *why + ": --ip is for bridged templates on libvirt nodes");
   refuse_unrunnable(node, spec, store_.templates().get(probe.template_id)->name);
-  if (start_now) check_devices_free(probe, spec);
+  // The template's disks are the owner's: a missing one is refused now, by name, not at boot.
+  resolve_disks(probe, spec);
+  if (start_now) {
+    check_devices_free(probe, spec);
+    check_disks_free(probe, spec);
+  }
 }
 
 void Engine::refuse_unrunnable(Node& node, const spec::Spec& spec,

@@ -57,6 +57,7 @@ void Engine::bring_up(const std::string& id, Stage stage, Bring how) {
     const auto l = load(space);
     refuse_unrunnable(node, l.spec, l.tmpl.name);
     check_devices_free(space, l.spec);
+    check_disks_free(space, l.spec);
     // The template's external ports as they are now (a change applies at the next start).
     allocate_ports(space, l.spec);
     const auto on_node = node_space(l);
@@ -102,6 +103,9 @@ std::int64_t Engine::start_space(const std::string& id) {
   auto space = require(id);
   if (space.state == SpaceState::Deleting)
     throw EngineError(EngineError::Kind::Conflict, "the space is being deleted");
+  // A suspended space continues where it was (a template change waits for a stop and start).
+  if (space.state == SpaceState::Suspended || space.state == SpaceState::Suspending)
+    return resume_space(id, "start");
   auto& node = node_of(space);
   store_.spaces().set_desired_state(id, store::DesiredState::Running);
   const bool first = space.applied_template_revision == 0;
@@ -146,6 +150,7 @@ std::int64_t Engine::restart_space(const std::string& id) {
 std::int64_t Engine::delete_space(const std::string& id) {
   auto space = require(id);
   auto& node = node_of(space);
+  refuse_while_cloned(space, "its delete");
   store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
   return enqueue(space, "delete", [this, id, &node](std::int64_t) {
     auto current = require(id);

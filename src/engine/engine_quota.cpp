@@ -3,6 +3,19 @@
 #include "engine/engine.hpp"
 
 namespace bowline::engine {
+namespace {
+
+// Disks as committed, on the store's reader: what a request shows of a user's use (whoami,
+// user info) never waits for an engine transaction on the writer.
+store::DiskRepository read_disks_of(store::Store& store) {
+  return store::DiskRepository(store.reader(), store.clock());
+}
+
+store::SnapshotRepository read_snapshots_of(store::Store& store) {
+  return store::SnapshotRepository(store.reader(), store.clock());
+}
+
+}  // namespace
 
 Limits Engine::limits_of(const store::User& user) const {
   return effective_limits(user.quota, settings_.default_quota);
@@ -10,7 +23,11 @@ Limits Engine::limits_of(const store::User& user) const {
 
 std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space>& spaces,
                                                   store::TemplateRepository& templates,
-                                                  store::UserRepository& users) {
+                                                  store::UserRepository& users,
+                                                  store::SnapshotRepository& snapshots) {
+  // Snapshots count what their disks held when they were taken (issue 15).
+  std::map<std::string, std::int64_t> kept;
+  for (const auto& s : snapshots.list()) kept[s.space_id] += s.size_bytes;
   std::map<std::int64_t, std::optional<store::Template>> tmpls;
   std::map<std::int64_t, std::optional<store::User>> owners;
   std::map<std::int64_t, Usage> out;
@@ -28,18 +45,27 @@ std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space
       if (t->second) usage = usage_of(expand_spec(space, *t->second, o->second));
     } catch (const std::exception&) {
     }
+    if (const auto k = kept.find(space.id); k != kept.end()) usage.disk += k->second;
     out[*space.owner_id] += usage;
   }
   return out;
 }
 
+// Disk objects count at their virtual size, whatever uses them (issue 15).
 Usage Engine::usage_of_owner(std::int64_t owner_id) {
-  return count_usage(store_.read_spaces().list_for_owner(owner_id), store_.read_templates(),
-                     store_.read_users())[owner_id];
+  auto snapshots = read_snapshots_of(store_);
+  auto usage = count_usage(store_.read_spaces().list_for_owner(owner_id), store_.read_templates(),
+                           store_.read_users(), snapshots)[owner_id];
+  for (const auto& d : read_disks_of(store_).list_for_owner(owner_id)) usage.disk += d.size_bytes;
+  return usage;
 }
 
 std::map<std::int64_t, Usage> Engine::usage_by_owner() {
-  return count_usage(store_.read_spaces().list(), store_.read_templates(), store_.read_users());
+  auto snapshots = read_snapshots_of(store_);
+  auto out = count_usage(store_.read_spaces().list(), store_.read_templates(), store_.read_users(),
+                         snapshots);
+  for (const auto& d : read_disks_of(store_).list()) out[d.owner_id].disk += d.size_bytes;
+  return out;
 }
 
 void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,
@@ -50,7 +76,8 @@ void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,
   if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
   auto others = store_.spaces().list_for_owner(owner_id);
   std::erase_if(others, [&](const store::Space& s) { return s.id == space_id; });
-  const auto used = count_usage(others, store_.templates(), store_.users())[owner_id];
+  auto used = count_usage(others, store_.templates(), store_.users(), snapshot_rows_)[owner_id];
+  for (const auto& d : disk_rows_.list_for_owner(owner_id)) used.disk += d.size_bytes;
   if (const auto why = quota_refusal(owner->username, used, usage_of(spec), limits_of(*owner)))
     throw EngineError(EngineError::Kind::Forbidden, *why);
 }

@@ -40,6 +40,20 @@ inline constexpr EventKind kDomainLifecycle{
     "domain.lifecycle",
     "{event}: what libvirt said of the space's domain (\"stopped (shutdown)\")"};
 
+// A space's state kept (issue 15).
+inline constexpr EventKind kSnapshotCreated{"snapshot.created",
+                                            "{name, memory, bestEffort, sizeBytes}: a snapshot was "
+                                            "taken (bestEffort: filesystems not frozen)"};
+inline constexpr EventKind kSnapshotRestored{
+    "snapshot.restored", "{name, memory}: the space's disks (and memory) are the snapshot's again"};
+inline constexpr EventKind kSnapshotDeleted{"snapshot.deleted", "{name}: a snapshot was removed"};
+inline constexpr EventKind kSpaceCloned{
+    "space.cloned", "{source, snapshot, full}: the new space's disk is a copy of the source's"};
+inline constexpr EventKind kSpaceSuspended{
+    "space.suspended", "{reason}: its memory is saved to disk and its machine let go"};
+inline constexpr EventKind kSpaceResumed{
+    "space.resumed", "{reason, seconds}: it runs again where it was (reason: what woke it)"};
+
 // Operations (long work with progress).
 inline constexpr EventKind kOperationStarted{
     "operation.started",

@@ -10,6 +10,7 @@
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
 #include "plan/change_parts.hpp"
+#include "spec/boot_disk.hpp"
 #include "spec/ipv4.hpp"
 #include "util/tcp_connect.hpp"
 
@@ -79,7 +80,17 @@ LibvirtNode::~LibvirtNode() {
 }
 
 plan::Plan LibvirtNode::plan_for(const NodeSpace& s) const {
-  return plan::make_plan(s.spec, s.owner, facts_of(s.space, s.tmpl), s_.node);
+  auto plan = plan::make_plan(s.spec, s.owner, facts_of(s.space, s.tmpl), s_.node);
+  // The named disks are the owner's disk objects, whose files the engine resolved; the plan
+  // alone names them by the layout of a preview.
+  if (!s.disk_files.empty()) {
+    if (s.disk_files.size() != s.spec.disks.size())
+      throw std::invalid_argument("the space's disks are not all resolved to files");
+    std::size_t next = 0;
+    if (spec::boots_from_disk(s.spec)) plan.system_disk.path = s.disk_files[next++];
+    for (auto& d : plan.data_disks) d.path = s.disk_files[next++];
+  }
+  return plan;
 }
 
 // --- admission --------------------------------------------------------------------------------
@@ -155,8 +166,10 @@ static void tighten_space_files(const plan::Plan& plan) {
   fs::permissions(plan.space_dir,
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::replace, ec);
-  for (const auto& file :
-       {plan.system_disk.path, plan.seed_iso, plan.firmware.nvram, plan.console_log})
+  std::vector<std::string> files{plan.system_disk.path, plan.seed_iso, plan.firmware.nvram,
+                                 plan.console_log};
+  for (const auto& d : plan.data_disks) files.push_back(d.path);  // the owner's disk objects
+  for (const auto& file : files)
     if (!file.empty() && fs::exists(file, ec))
       fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write,
                       fs::perm_options::replace, ec);
@@ -166,7 +179,13 @@ void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
                                const spec::Spec& spec) {
   std::error_code ec;
   if (!fs::exists(plan.space_dir, ec)) fs::create_directories(plan.space_dir);
-  if (!fs::exists(plan.system_disk.path, ec))
+  if (spec::boots_from_disk(spec)) {
+    // disks[0] is the owner's disk object: the engine checked it exists; it is never made here.
+    if (!fs::exists(plan.system_disk.path, ec))
+      throw EngineError(
+          EngineError::Kind::NotFound,
+          "the boot disk " + spec.disks[0].name + " has no file at " + plan.system_disk.path);
+  } else if (!fs::exists(plan.system_disk.path, ec))
     disks_.create_overlay(base, plan.system_disk.path, spec.disk_bytes);
   else if (spec.disk_bytes)
     disks_.grow(plan.system_disk.path, *spec.disk_bytes);
@@ -207,7 +226,8 @@ void LibvirtNode::start_domain(const plan::Plan& plan) {
 // image -> overlay -> seed -> define -> start. The domain is made at the first start only.
 Applied LibvirtNode::apply(const NodeSpace& s, const Progress& progress, bool run) {
   if (!run) return {{MachineState::Stopped, ""}, false};
-  const auto base = resolve_image(s.spec, progress);
+  // A space that boots from one of its owner's disks has no image to resolve.
+  const auto base = spec::boots_from_disk(s.spec) ? std::string() : resolve_image(s.spec, progress);
   auto plan = plan_for(s);
   progress.step("preparing disk", 70);
   prepare_disk(plan, base, s.spec);
@@ -239,8 +259,12 @@ bool LibvirtNode::wait_for_shutoff(const std::string& domain) {
 
 Observation LibvirtNode::shut_down(const store::Space& space, const Progress& progress) {
   const auto info = hypervisor_.lookup(space.domain_name);
-  if (!info || info->status.state == libvirt::DomainState::Shutoff)
+  if (!info) return {MachineState::Stopped, ""};
+  if (info->status.state == libvirt::DomainState::Shutoff) {
+    // A suspended space's stop forgets where it was: its next start boots afresh.
+    discard_saved_state(space.domain_name);
     return {MachineState::Stopped, ""};
+  }
   progress.step("shutting down", 10);
   try {
     hypervisor_.shutdown(space.domain_name);
@@ -276,6 +300,12 @@ void LibvirtNode::tear_down(const store::Space& space) {
     hypervisor_.destroy(space.domain_name);
   } catch (const libvirt::HypervisorError& e) {
     if (!e.is_no_domain() && !e.is_operation_invalid()) throw;
+  }
+  // The space's disk objects outlive it: their snapshots' data must not.
+  try {
+    delete_all_snapshots(space.domain_name);
+  } catch (const libvirt::HypervisorError&) {
+    // The space's own overlay goes with its directory below; the domain goes regardless.
   }
   hypervisor_.undefine(space.domain_name);
   std::error_code ec;
@@ -326,7 +356,8 @@ void LibvirtNode::unwatch() {
 Observation LibvirtNode::observe(const store::Space& space) {
   const auto info = hypervisor_.lookup(space.domain_name);
   if (!info) return gone(space);
-  return {has_a_guest(*info) ? MachineState::Running : MachineState::Stopped, ""};
+  if (has_a_guest(*info)) return {MachineState::Running, ""};
+  return {has_saved_state(space.domain_name) ? MachineState::Suspended : MachineState::Stopped, ""};
 }
 
 std::vector<Orphan> LibvirtNode::orphans(const std::set<std::string>& known) {
@@ -348,8 +379,11 @@ std::vector<Orphan> LibvirtNode::orphans(const std::set<std::string>& known) {
 std::optional<std::string> LibvirtNode::address(const store::Space& space) {
   for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
     try {
-      for (const auto& a : hypervisor_.interface_addresses(space.domain_name, source))
-        if (!a.ipv6 && spec::Ipv4Address::parse(a.address)) return a.address;
+      for (const auto& a : hypervisor_.interface_addresses(space.domain_name, source)) {
+        // The agent lists the guest's loopback and link-local addresses too: never a way in.
+        if (a.ipv6 || a.address.starts_with("127.") || a.address.starts_with("169.254.")) continue;
+        if (spec::Ipv4Address::parse(a.address)) return a.address;
+      }
     } catch (const libvirt::HypervisorError&) {
     }
   }

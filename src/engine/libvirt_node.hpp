@@ -58,13 +58,31 @@ class LibvirtNode final : public Node {
   void tear_down(const store::Space& space) override;
   void personalise(const NodeSpace& space, const std::string& previous_user) override;
 
+  // Internal qcow2 snapshots through libvirt (libvirt_node_snapshots.cpp).
+  SnapshotTaken take_snapshot(const store::Space& space, const std::string& name,
+                              bool memory) override;
+  Observation restore_snapshot(const store::Space& space, const std::string& name,
+                               bool resume) override;
+  void delete_snapshot(const store::Space& space, const std::string& name) override;
+  void delete_snapshots_named(const store::Space& space, std::string_view prefix) override;
+  void copy_disk_at(const store::Space& space, const std::string& name,
+                    const std::filesystem::path& target, bool full) override;
+
   void watch(std::function<void(const MachineEvent&)> on_event) override;
   void unwatch() override;
   Observation observe(const store::Space& space) override;
+  Observation suspend(const store::Space& space, const Progress& progress) override;
+  // Whether libvirt keeps a managed save of the domain (false where the driver has none).
+  bool has_saved_state(const std::string& domain);
+  void discard_saved_state(const std::string& domain);
+  Observation resume(const store::Space& space, const Progress& progress) override;
   std::vector<Orphan> orphans(const std::set<std::string>& known) override;
   std::optional<std::string> address(const store::Space& space) override;
+  std::map<std::string, std::string> addresses(const std::vector<store::Space>& spaces) override;
   std::optional<Readiness> readiness(const store::Space& space) override;
   std::optional<std::map<std::string, std::string>> parts(const NodeSpace& space) override;
+  // From libvirt's statistics of every running domain (virConnectGetAllDomainStats).
+  std::vector<MachineSample> machine_samples() override;
 
   std::unique_ptr<util::ByteStream> open_console(const store::Space& space) override;
   int open_display(const store::Space& space) override;
@@ -85,6 +103,8 @@ class LibvirtNode final : public Node {
   bool wait_for_shutoff(const std::string& domain);
   // The space's domain, checked to be this space's (not another space's of the same name).
   std::string own_domain(const store::Space& space);
+  // Every snapshot of the space's domain goes, with its data in the disks (tear_down).
+  void delete_all_snapshots(const std::string& domain);
 
   libvirt::Hypervisor& hypervisor_;
   image::ImageCache& images_;

@@ -1,5 +1,7 @@
 #include "engine/node.hpp"
 
+#include "engine/engine_error.hpp"
+
 namespace bowline::engine {
 
 const char* to_string(MachineState state) {
@@ -16,6 +18,8 @@ const char* to_string(MachineState state) {
       return "failed";
     case MachineState::Gone:
       return "gone";
+    case MachineState::Suspended:
+      return "suspended";
   }
   return "?";
 }
@@ -30,6 +34,8 @@ store::SpaceState space_state_of(MachineState state) {
       return store::SpaceState::Starting;
     case MachineState::Stopping:
       return store::SpaceState::Stopping;
+    case MachineState::Suspended:
+      return store::SpaceState::Suspended;
     case MachineState::Failed:
     case MachineState::Gone:
       break;
@@ -50,6 +56,34 @@ Progress Progress::part(int from, int to) const {
       download(name, at(percent), done, total);
     };
   return p;
+}
+
+namespace {
+[[noreturn]] void refuse_state(const Node& node, const char* what) {
+  throw EngineError(EngineError::Kind::Invalid, std::string(what) + " are not supported on " +
+                                                    node.kind() + " nodes yet (node " +
+                                                    node.name() + ")");
+}
+}  // namespace
+
+SnapshotTaken Node::take_snapshot(const store::Space&, const std::string&, bool) {
+  refuse_state(*this, "snapshots");
+}
+Observation Node::restore_snapshot(const store::Space&, const std::string&, bool) {
+  refuse_state(*this, "snapshots");
+}
+void Node::delete_snapshot(const store::Space&, const std::string&) {
+  refuse_state(*this, "snapshots");
+}
+Observation Node::suspend(const store::Space&, const Progress&) {
+  refuse_state(*this, "suspends");
+}
+Observation Node::resume(const store::Space&, const Progress&) {
+  refuse_state(*this, "suspends");
+}
+void Node::copy_disk_at(const store::Space&, const std::string&, const std::filesystem::path&,
+                        bool) {
+  refuse_state(*this, "clones");
 }
 
 }  // namespace bowline::engine

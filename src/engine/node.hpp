@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/readiness.hpp"
@@ -29,8 +31,9 @@ enum class MachineState {
   Stopped,
   Starting,  // on its way up (scheduling, importing its disk, booting)
   Stopping,
-  Failed,  // the node reports an error (detail says which)
-  Gone     // the machine does not exist there
+  Failed,    // the node reports an error (detail says which)
+  Gone,      // the machine does not exist there
+  Suspended  // not running, its running state saved: the next start resumes it (suspend())
 };
 const char* to_string(MachineState state);
 // The space state a machine state means (Failed and Gone: Error).
@@ -61,6 +64,8 @@ struct NodeSpace {
   // The other spaces on this node that hold its resources (CPUs, devices) now; asked while
   // the node places this one, so two starts never take the same.
   std::function<std::vector<store::Space>()> neighbours;
+  // The files of spec.disks, in order: the owner's disk objects, resolved by the engine.
+  std::vector<std::string> disk_files = {};
 };
 
 // How a node reports an operation's steps to the engine, which records them as progress.
@@ -85,10 +90,34 @@ struct Applied {
   bool made = true;
 };
 
+// What a running machine has used since it started, as its node counts it (the stats
+// sampler makes rates of two). What the node does not report is nullopt.
+struct MachineSample {
+  std::string machine;                  // the space's domain name
+  unsigned vcpus = 0;                   // 0: not reported
+  std::optional<std::uint64_t> cpu_ns;  // CPU time, all vCPUs and the machine's own threads
+  // Memory, in bytes: what the guest has now (the balloon's size), what it sees as usable in
+  // all, of which free and page cache (from the guest's balloon driver), and the host's
+  // resident set for the machine.
+  std::optional<std::uint64_t> memory_bytes, memory_available, memory_unused, memory_caches,
+      memory_rss;
+  // Counters over all its disks and NICs (rx: what the guest received).
+  std::optional<std::uint64_t> disk_read_bytes, disk_write_bytes, disk_reads, disk_writes;
+  std::optional<std::uint64_t> net_rx_bytes, net_tx_bytes;
+};
+
 // Something this node holds that no space of this server knows: reported, never deleted.
 struct Orphan {
   std::string key;         // unique on the node, so each is reported once
   nlohmann::json payload;  // {"domain", "space"} or {"directory"}
+};
+
+// A snapshot as the node took it (take_snapshot).
+struct SnapshotTaken {
+  bool running = false;         // the machine was running
+  bool memory = false;          // it holds the running state (restore resumes it)
+  bool best_effort = false;     // running, and the guest's filesystems could not be frozen
+  std::int64_t size_bytes = 0;  // what the machine's disk files held when it was taken
 };
 
 class Node {
@@ -125,6 +154,37 @@ class Node {
   // cannot.
   virtual void personalise(const NodeSpace& space, const std::string& previous_user) = 0;
 
+  // --- state (issue 15); nodes without it refuse with an EngineError naming their kind
+  // A snapshot `name` of the machine's disks: of a stopped machine its disks; of a running one
+  // its disks with the guest's filesystems frozen while it is taken, and with `memory` its
+  // running state. Nothing is left when it fails.
+  virtual SnapshotTaken take_snapshot(const store::Space& space, const std::string& name,
+                                      bool memory);
+  // Puts the machine back as snapshot `name` has it (a running one is powered off first: the
+  // restore discards what it holds); with `resume`, a snapshot holding the running state comes
+  // back running. What the machine is afterwards.
+  virtual Observation restore_snapshot(const store::Space& space, const std::string& name,
+                                       bool resume);
+  // Removes snapshot `name` (nothing when there is none).
+  virtual void delete_snapshot(const store::Space& space, const std::string& name);
+  // Removes every snapshot whose name starts with `prefix` (bowline's own short-lived ones);
+  // nodes without snapshots have none.
+  virtual void delete_snapshots_named(const store::Space& space, std::string_view prefix) {
+    (void)space;
+    (void)prefix;
+  }
+  // A new disk file `target` holding the machine's boot disk as snapshot `name` has it: an
+  // overlay on the same base image, or with `full` a standalone copy. A failure leaves no file.
+  virtual void copy_disk_at(const store::Space& space, const std::string& name,
+                            const std::filesystem::path& target, bool full);
+
+  // Saves the running machine's state and frees what it holds on the node (memory, CPU); the
+  // next resume() continues it where it was. What the machine is afterwards (Suspended).
+  virtual Observation suspend(const store::Space& space, const Progress& progress);
+  // Continues a suspended machine (as it was: a template change waits for the next stop and
+  // start). What the machine is afterwards (Running).
+  virtual Observation resume(const store::Space& space, const Progress& progress);
+
   // --- watching
   // Lifecycle events of this node's machines; until unwatch(). Nodes without events ignore it.
   virtual void watch(std::function<void(const MachineEvent&)> on_event) { (void)on_event; }
@@ -135,11 +195,23 @@ class Node {
   virtual std::vector<Orphan> orphans(const std::set<std::string>& known) = 0;
   // The running machine's IPv4 address as the node sees it (a DHCP lease), if known.
   virtual std::optional<std::string> address(const store::Space& space) = 0;
+  // The IPv4 addresses of these running machines by space id, for the list of spaces: one
+  // pass over the node (its DHCP leases), never a question per machine. Those it cannot tell
+  // are left out; nodes without such a pass tell none.
+  virtual std::map<std::string, std::string> addresses(const std::vector<store::Space>& spaces) {
+    (void)spaces;
+    return {};
+  }
   // cloud-init's progress from the machine's console log; nullopt when the node has none.
   virtual std::optional<Readiness> readiness(const store::Space& space) = 0;
   // What the machine is made of, by part, for pending changes (plan/change_parts); nullopt
   // when the node does not tell parts apart.
   virtual std::optional<std::map<std::string, std::string>> parts(const NodeSpace& space) = 0;
+
+  // What every running machine of this node uses, in one call to the node (never one per
+  // machine), for the stats sampler; other machines than spaces' may be among them. Empty
+  // when the node reports none (KubeVirt, for now). Throws when the node cannot be asked.
+  virtual std::vector<MachineSample> machine_samples() { return {}; }
 
   // --- access (SpaceAccess); each throws when it cannot be opened
   virtual std::unique_ptr<util::ByteStream> open_console(const store::Space& space) = 0;

@@ -52,6 +52,10 @@ store::Pool Engine::create_pool(const std::string& name, const std::string& temp
 // around it: a member would hold an address (and a name) before anyone claims it.
 std::optional<std::string> Engine::pool_template_problem(const spec::Spec& spec,
                                                          const std::string& template_name) {
+  if (!spec.disks.empty())
+    return "template " + template_name +
+           " has disks:, which name the owner's disks, and a pool's members have no owner "
+           "until they are claimed";
   if (spec.network.mode != spec::NetworkMode::Bridged) return std::nullopt;
   return "template " + template_name +
          " is bridged: a bridged space's address is chosen when it is made, so pool members "
@@ -184,9 +188,14 @@ Claimed Engine::claim(const std::string& pool_name, std::int64_t owner_id,
   } refill{*this, pool->id};
 
   Claimed result{member, ClaimMethod::Agent, std::nullopt, {}};
-  if (member.state == SpaceState::Running) {
+  if (member.state == SpaceState::Suspended) {
+    // An idle member was suspended: it runs again, as it was, before it is personalised.
+    wake(member.id, "claim by " + owner->username);
+    result.space = require(member.id);
+  }
+  if (result.space.state == SpaceState::Running) {
     try {
-      const auto loaded = load(member);
+      const auto loaded = load(result.space);
       node_of(member).personalise(node_space(loaded), "pool");
       events_.publish(event::kSpacePersonalised, member.id, {{"owner", owner->username}});
       return result;

@@ -10,7 +10,15 @@ using store::SpaceState;
 
 void Engine::reconcile() {
   auto unfinished = unfinished_operations();
+  // A clone cut short may have left its short-lived snapshot on a source, which is not named
+  // anywhere: only then is every settled space asked for its snapshots.
+  bool clone_cut_short = false;
+  for (const auto& [id, operations] : unfinished)
+    for (const auto& op : operations) clone_cut_short = clone_cut_short || op.kind == "clone";
   for (const auto& space : store_.spaces().list()) {
+    if (clone_cut_short &&
+        (space.state == SpaceState::Running || space.state == SpaceState::Stopped))
+      drop_clone_points(space);
     reconcile_space(space, unfinished[space.id]);
     unfinished.erase(space.id);
   }
@@ -24,6 +32,21 @@ void Engine::reconcile() {
 // Finishes what a stopped server left half-done, under the operations it left.
 void Engine::reconcile_space(const store::Space& space, std::vector<store::Operation>& operations) {
   const bool to_run = space.desired_state == store::DesiredState::Running;
+  if ((space.state == SpaceState::Pending || space.state == SpaceState::Creating) &&
+      !operations.empty() && operations.back().kind == "clone") {
+    // Its disk was being copied: what is there is no clone, and a bring up would boot the base
+    // image under its name. Nothing of it is kept; the row says why.
+    end_interrupted(operations, "the server stopped while it copied the clone's disk");
+    executor_.submit(space.id, [this, id = space.id] {
+      if (const auto current = store_.spaces().get(id)) {
+        undo_create(*current, node_of(*current));
+        set_state(id, SpaceState::Error,
+                  "clone interrupted: the server stopped while it copied the disk; delete this "
+                  "space and clone again");
+      }
+    });
+    return;
+  }
   switch (space.state) {
     case SpaceState::Pending:
     case SpaceState::Creating:
@@ -33,15 +56,7 @@ void Engine::reconcile_space(const store::Space& space, std::vector<store::Opera
         adopt(space.id, operations);
         start_space(space.id);
       } else {
-        std::optional<std::int64_t> last;
-        if (!operations.empty()) {
-          last = operations.back().id;
-          operations.pop_back();
-          end_interrupted(operations, "superseded by operation " + std::to_string(*last));
-        }
-        executor_.submit(space.id, [this, id = space.id, last] {
-          if (auto current = store_.spaces().get(id)) settle_interrupted(*current, last);
-        });
+        settle_from_node(space, operations);
       }
       return;
     case SpaceState::Stopping:
@@ -55,6 +70,10 @@ void Engine::reconcile_space(const store::Space& space, std::vector<store::Opera
     case SpaceState::Deleting:
       adopt(space.id, operations);
       delete_space(space.id);
+      return;
+    case SpaceState::Suspending:
+      // A suspend cut short: the machine is saved or still running; either is a settled state.
+      settle_from_node(space, operations);
       return;
     default:
       break;
@@ -74,6 +93,20 @@ void Engine::reconcile_space(const store::Space& space, std::vector<store::Opera
     }
   }
   queue_drift_check(space.id);
+}
+
+// The space's state is whatever its node says now; the newest operation ends with that.
+void Engine::settle_from_node(const store::Space& space,
+                              std::vector<store::Operation>& operations) {
+  std::optional<std::int64_t> last;
+  if (!operations.empty()) {
+    last = operations.back().id;
+    operations.pop_back();
+    end_interrupted(operations, "superseded by operation " + std::to_string(*last));
+  }
+  executor_.submit(space.id, [this, id = space.id, last] {
+    if (auto current = store_.spaces().get(id)) settle_interrupted(*current, last);
+  });
 }
 
 Engine::Unfinished Engine::unfinished_operations() {

@@ -30,6 +30,20 @@ class SpaceAccess {
   // be opened (no address, sshd not up, the key not in the guest yet): the message says which.
   virtual std::unique_ptr<util::TerminalStream> open_terminal(const std::string& space_id,
                                                               unsigned cols, unsigned rows) = 0;
+
+  // A suspended space is resumed before anything is opened: blocks until it runs again (or
+  // throws saying why it cannot). `why` goes into its event ("console", "tunnel to port 22").
+  // Nothing for a space that is not suspended.
+  virtual void wake(const std::string& space_id, const std::string& why) {
+    (void)space_id;
+    (void)why;
+  }
+  // While the returned handle lives, the space is in use and is never suspended for being
+  // idle (the API holds one for every open console, display, tunnel and terminal).
+  virtual std::shared_ptr<void> hold(const std::string& space_id) {
+    (void)space_id;
+    return nullptr;
+  }
 };
 
 }  // namespace bowline::engine

@@ -121,7 +121,7 @@ Yaml our_cloud_config(const plan::GuestPlan& g) {
        {std::string("sh"), std::string("-c"), std::string(kOwnerBootScript),
         std::string("bowline-owner"), g.username, keys, g.password_hash.value_or(""),
         g.environment.empty() ? std::string() : environment_script(g.environment), g.timezone,
-        resolv_conf(g)})
+        resolv_conf(g), g.instance_id})
     owner.items.push_back(Yaml::str(arg));
   doc.add("bootcmd", Yaml::seq({std::move(owner)}));
   // And the network-config at every boot, not only the first: a stopped bridged space's

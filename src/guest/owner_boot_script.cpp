@@ -5,10 +5,34 @@ namespace bowline::guest {
 // POSIX sh with the tools every image has: glibc's (useradd, chpasswd) or busybox's (adduser,
 // chpasswd), so Alpine's cloud images and the tiny test guest run it as Debian does.
 const char* const kOwnerBootScript =
-    R"sh(user=$1 keys=$2 hash=$3 environment=$4 timezone=$5 resolv=$6
+    R"sh(user=$1 keys=$2 hash=$3 environment=$4 timezone=$5 resolv=$6 instance=$7
 state=/var/lib/bowline
 umask 022
 mkdir -p "$state" && chmod 0700 "$state"
+# A disk another instance booted before (a clone) carries that machine's machine-id.
+if [ -n "$instance" ]; then
+  seen=$(cat "$state/instance-id" 2>/dev/null)
+  fresh=$(tr -d '-' </proc/sys/kernel/random/uuid 2>/dev/null)
+  if [ -n "$seen" ] && [ "$seen" != "$instance" ] && [ -s /etc/machine-id ] && [ -n "$fresh" ]; then
+    # 32 random hex digits, as systemd writes them (its tools are not on every image).
+    printf '%s\n' "$fresh" >/etc/machine-id
+  fi
+  printf '%s\n' "$instance" >"$state/instance-id"
+fi
+# The account bowline gave before, when it was another user's (a clone for someone else, a
+# space handed over): the keys bowline gave it go and its password is locked; its files stay.
+before=$(cat "$state/owner-user" 2>/dev/null)
+if [ -n "$before" ] && [ "$before" != "$user" ]; then
+  old=$(awk -F: -v u="$before" '$1 == u' /etc/passwd)
+  if [ -n "$old" ]; then
+    oak=$(echo "$old" | cut -d: -f6)/.ssh/authorized_keys
+    if [ -f "$oak" ] && [ -f "$state/owner-keys" ]; then
+      grep -vxF -f "$state/owner-keys" "$oak" >"$oak.bowline-new"
+      chmod 0600 "$oak.bowline-new" && mv "$oak.bowline-new" "$oak"
+    fi
+    passwd -l "$before" >/dev/null 2>&1
+  fi
+fi
 entry=$(awk -F: -v u="$user" '$1 == u' /etc/passwd)
 if [ -z "$entry" ]; then
   shell=/bin/sh
@@ -40,6 +64,7 @@ if [ -n "$entry" ]; then
   chmod 0600 "$ak.bowline-new" && mv "$ak.bowline-new" "$ak"
   chmod 0700 "$home/.ssh"
   chown -R "$user:$gid" "$home/.ssh"
+  printf '%s\n' "$user" >"$state/owner-user"
 fi
 env_file=/etc/profile.d/bowline-environment.sh
 if [ -n "$environment" ]; then

@@ -2,16 +2,20 @@
 // owner what the seed says now: cloud-init's own users, ssh and write_files modules run once
 // per instance, and a space keeps its instance-id for life (a new one would also make new SSH
 // host keys), so a changed key, password, environment or time zone would otherwise never arrive.
-//   sh -c SCRIPT bowline-owner USER KEYS HASH ENVIRONMENT TIMEZONE RESOLV
+//   sh -c SCRIPT bowline-owner USER KEYS HASH ENVIRONMENT TIMEZONE RESOLV INSTANCE
 // Values reach it as arguments, never as program text. KEYS: one authorized key per line;
 // HASH: crypt(3) hash or empty (password locked); ENVIRONMENT: the whole profile.d script or
 // empty (no file); TIMEZONE: e.g. Europe/Berlin or empty (the image's); RESOLV: the whole
-// resolv.conf for a static address, or empty.
+// resolv.conf for a static address, or empty; INSTANCE: the seed's instance-id.
 #pragma once
 
 namespace bowline::guest {
 
 // What it does, idempotently:
+//   - a new instance-id on a disk that knew another (a clone): a new /etc/machine-id, so the
+//     clone's DHCP client id, journal and D-Bus identity are its own;
+//   - an account bowline gave another user before (a clone for someone else, a handed-over
+//     space): the keys bowline gave it are removed and its password locked;
 //   - the account: made when missing (useradd -m, or busybox's adduser; bash where the image
 //     has it): a pool member claimed with a reboot, or the first boot, before cloud-init's users
 //     module, which then finds it made (an image with neither tool leaves it to that module);

@@ -85,6 +85,55 @@ DiskInfo Disks::info(const fs::path& image) {
   }
 }
 
+void Disks::create_blank(const fs::path& disk, std::uint64_t size_bytes) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(disk, ec)))
+    throw DiskError("the disk " + disk.string() + " already exists; it is not overwritten");
+  run({options_.qemu_img, "create", "-q", "-f", "qcow2", disk.string(),
+       std::to_string(sector_aligned(size_bytes))});
+}
+
+void Disks::flatten(const fs::path& source, const fs::path& copy,
+                    std::chrono::milliseconds timeout) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(copy, ec)))
+    throw DiskError("the disk " + copy.string() + " already exists; it is not overwritten");
+  const std::vector<std::string> argv{options_.qemu_img, "convert",       "-U",         "-O",
+                                      "qcow2",           source.string(), copy.string()};
+  auto result = runner_.run(argv, timeout);
+  if (result.timed_out || result.exit_code != 0) {
+    fs::remove(copy, ec);
+    auto reason = result.timed_out ? std::string("it ran out of time") : util::trim(result.err);
+    throw DiskError(command_line(argv) + " failed: " + reason);
+  }
+}
+
+void Disks::copy_at_snapshot(const fs::path& source, const std::string& snapshot,
+                             const fs::path& copy, const std::optional<fs::path>& base,
+                             std::chrono::milliseconds timeout) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(copy, ec)))
+    throw DiskError("the disk " + copy.string() + " already exists; it is not overwritten");
+  // -U: a running domain holds the source; what is read is the snapshot, which nothing writes.
+  std::vector<std::string> argv{options_.qemu_img,           "convert", "-U",   "-f", "qcow2", "-l",
+                                "snapshot.name=" + snapshot, "-O",      "qcow2"};
+  if (base) {
+    // Only what differs from the base is copied: the copy is an overlay on the same base.
+    argv.insert(argv.end(), {"-B", fs::absolute(*base).lexically_normal().string(), "-F", "qcow2"});
+  }
+  argv.insert(argv.end(), {source.string(), copy.string()});
+  auto result = runner_.run(argv, timeout);
+  if (result.timed_out || result.exit_code != 0) {
+    fs::remove(copy, ec);
+    auto reason = result.timed_out ? std::string("it ran out of time") : util::trim(result.err);
+    throw DiskError(command_line(argv) + " failed: " + reason);
+  }
+}
+
+std::string Disks::map_json(const fs::path& image) {
+  return run({options_.qemu_img, "map", "-U", "--output=json", "-f", "qcow2", image.string()}).out;
+}
+
 void Disks::resize(const fs::path& disk, std::uint64_t bytes) {
   run({options_.qemu_img, "resize", "-f", "qcow2", disk.string(), std::to_string(bytes)});
 }

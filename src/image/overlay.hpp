@@ -47,6 +47,27 @@ class Disks {
   // returns false.
   bool grow(const std::filesystem::path& disk, std::uint64_t size_bytes);
 
+  // An empty standalone qcow2 of `size_bytes` (`qemu-img create`); an existing file is never
+  // overwritten.
+  void create_blank(const std::filesystem::path& disk, std::uint64_t size_bytes);
+  // A standalone qcow2 copy of `source` with its backing chain folded in (`qemu-img convert`),
+  // within `timeout` (a copy takes as long as the disk is big); an existing file is never
+  // overwritten.
+  void flatten(const std::filesystem::path& source, const std::filesystem::path& copy,
+               std::chrono::milliseconds timeout);
+
+  // A qcow2 copy of `source` as its internal snapshot `snapshot` has it (`qemu-img convert -l`):
+  // with `base`, an overlay on it holding only what differs (the base must be what `source`
+  // is an overlay on), else standalone. An existing file is never overwritten; a failure
+  // removes what was made.
+  void copy_at_snapshot(const std::filesystem::path& source, const std::string& snapshot,
+                        const std::filesystem::path& copy,
+                        const std::optional<std::filesystem::path>& base,
+                        std::chrono::milliseconds timeout);
+
+  // `qemu-img map --output=json` of the whole backing chain: which guest ranges hold data.
+  std::string map_json(const std::filesystem::path& image);
+
   // `qemu-img info -U --output=json` (-U: also for a disk a running domain holds).
   DiskInfo info(const std::filesystem::path& image);
 

@@ -5,6 +5,7 @@
 #include "kubevirt/base64.hpp"
 #include "kubevirt/names.hpp"
 #include "plan/plan.hpp"
+#include "spec/boot_disk.hpp"
 #include "spec/quantity.hpp"
 #include "spec/validators.hpp"
 #include "util/hash.hpp"
@@ -40,12 +41,14 @@ class Renderer {
     needs_cloud_init_ = s_.cloud_init.has_value() || !s_.ssh_keys.empty() || s_.netplan_dhcp;
 
     Manifests out;
-    auto data_volume = system_data_volume();
+    // Without an image the VM boots from disks[0] (Cozystack's form): no system DataVolume.
+    const bool system_disk = !spec::boots_from_disk(s_);
+    auto data_volume = system_disk ? system_data_volume() : Json();
     auto secret = needs_cloud_init_ ? cloud_init_secret() : Json();
     auto vm = virtual_machine();
     auto service = access_service();
     if (!problems_.empty()) throw RenderError(problems_);
-    out.objects.push_back(std::move(data_volume));
+    if (system_disk) out.objects.push_back(std::move(data_volume));
     if (needs_cloud_init_) out.objects.push_back(std::move(secret));
     out.objects.push_back(std::move(vm));
     out.objects.push_back(std::move(service));
@@ -257,12 +260,15 @@ class Renderer {
 
   Json devices() const {
     Json disks = Json::array();
-    disks.push_back(Json{{"name", kSystemDisk}, {"disk", Json::object()}, {"bootOrder", 1}});
+    const std::size_t first = spec::boots_from_disk(s_) ? 1 : 2;  // disks[0] boots without an image
+    if (!spec::boots_from_disk(s_))
+      disks.push_back(Json{{"name", kSystemDisk}, {"disk", Json::object()}, {"bootOrder", 1}});
     for (std::size_t i = 0; i < s_.disks.size(); ++i) {
       const auto& d = s_.disks[i];
       Json target = Json::object();
       if (d.bus) target["bus"] = *d.bus;
-      disks.push_back(Json{{"name", kDiskPrefix + d.name}, {"disk", target}, {"bootOrder", i + 2}});
+      disks.push_back(
+          Json{{"name", kDiskPrefix + d.name}, {"disk", target}, {"bootOrder", i + first}});
     }
     if (needs_cloud_init_)
       disks.push_back(Json{{"name", kCloudInitDisk}, {"disk", Json::object()}});
@@ -299,8 +305,9 @@ class Renderer {
 
   Json volumes() const {
     Json volumes = Json::array();
-    volumes.push_back(
-        Json{{"name", kSystemDisk}, {"dataVolume", Json{{"name", system_disk_name(s_.name)}}}});
+    if (!spec::boots_from_disk(s_))
+      volumes.push_back(
+          Json{{"name", kSystemDisk}, {"dataVolume", Json{{"name", system_disk_name(s_.name)}}}});
     for (const auto& d : s_.disks)
       volumes.push_back(Json{{"name", kDiskPrefix + d.name},
                              {"dataVolume", Json{{"name", o_.data_volume_prefix + d.name}}}});

@@ -25,8 +25,9 @@ struct RenderOptions {
   std::string space_id;
   // A library image (bare name) is cloned from the PVC of that name in this namespace.
   std::string image_namespace = "bowline-images";
-  // disks[].name refers to the DataVolume <prefix><name>; "vm-disk-" reuses Cozystack's VMDisks.
-  std::string data_volume_prefix;
+  // disks[].name refers to the DataVolume <prefix><name>: Cozystack's VMDisks are vm-disk-NAME,
+  // so a Cozystack values file's disks work as they are.
+  std::string data_volume_prefix = "vm-disk-";
   std::string storage_class;               // empty: the cluster's default
   std::string default_disk_size = "10Gi";  // a URL image without `disk`: CDI needs a size
   // Bridge keeps the pod's address inside the guest, as Cozystack does; Masquerade NATs.

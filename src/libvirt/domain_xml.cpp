@@ -407,7 +407,9 @@ void add_devices(Node domain, const plan::Plan& p) {
   add_console(devices, p);
   add_display(devices, p);
   for (const auto& h : p.host_devices) add_hostdev(devices, h);
-  devices.add("memballoon").attr("model", "virtio");
+  // The stats period makes the guest's balloon driver report its memory (available, unused,
+  // page cache) every 10 s: what a space's memory use is read from (the stats sampler).
+  devices.add("memballoon").attr("model", "virtio").add("stats").attr("period", "10");
   devices.add("rng")
       .attr("model", "virtio")
       .add("backend")

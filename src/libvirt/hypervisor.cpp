@@ -203,9 +203,54 @@ DomainInfo Hypervisor::create_transient(const std::string&) {
   throw HypervisorError("cannot start a transient domain: not supported here", VIR_ERR_NO_SUPPORT);
 }
 
+std::vector<DhcpLease> Hypervisor::dhcp_leases() {
+  throw HypervisorError("cannot read DHCP leases: not supported here", VIR_ERR_NO_SUPPORT);
+}
+
+std::vector<DomainStats> Hypervisor::all_domain_stats() {
+  throw HypervisorError("cannot read domain statistics: not supported here", VIR_ERR_NO_SUPPORT);
+}
+
 int Hypervisor::open_graphics(const std::string& name, unsigned, bool) {
   throw HypervisorError("domain \"" + name + "\": cannot open the display: not supported here",
                         VIR_ERR_NO_SUPPORT);
+}
+
+namespace {
+[[noreturn]] void no_snapshots(const std::string& domain, const char* action) {
+  throw HypervisorError("domain \"" + domain + "\": cannot " + action + ": not supported here",
+                        VIR_ERR_NO_SUPPORT);
+}
+}  // namespace
+
+SnapshotInfo Hypervisor::create_snapshot(const std::string& domain, const std::string&,
+                                         const std::string&) {
+  no_snapshots(domain, "take a snapshot");
+}
+std::vector<SnapshotInfo> Hypervisor::snapshots(const std::string& domain) {
+  no_snapshots(domain, "list snapshots");
+}
+void Hypervisor::revert_snapshot(const std::string& domain, const std::string&, bool) {
+  no_snapshots(domain, "revert to a snapshot");
+}
+bool Hypervisor::delete_snapshot(const std::string& domain, const std::string&) {
+  no_snapshots(domain, "delete a snapshot");
+}
+unsigned Hypervisor::freeze_filesystems(const std::string& domain) {
+  no_snapshots(domain, "freeze the guest's filesystems");
+}
+void Hypervisor::thaw_filesystems(const std::string& domain) {
+  no_snapshots(domain, "thaw the guest's filesystems");
+}
+
+void Hypervisor::managed_save(const std::string& name) {
+  no_snapshots(name, "save its state");
+}
+bool Hypervisor::has_managed_save(const std::string& name) {
+  no_snapshots(name, "look for a saved state");
+}
+bool Hypervisor::remove_managed_save(const std::string& name) {
+  no_snapshots(name, "remove its saved state");
 }
 
 std::optional<std::string> Hypervisor::nwfilter_xml(const std::string& name) {

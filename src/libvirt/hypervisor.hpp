@@ -155,6 +155,15 @@ struct InterfaceAddress {
 
 // ---- networks ----------------------------------------------------------------------------
 
+// One DHCP lease a libvirt network's dnsmasq handed out (virNetworkGetDHCPLeases).
+struct DhcpLease {
+  std::string network;
+  std::string mac;  // lower case, as libvirt writes it
+  std::string address;
+  bool ipv6 = false;
+  std::int64_t expiry = 0;  // seconds since the epoch
+};
+
 struct NetworkInfo {
   std::string name;
   std::string uuid;
@@ -202,6 +211,50 @@ struct DomainCapabilities {
   std::vector<std::string> firmware;  // auto-selectable firmware, e.g. {"efi"}
 };
 
+// ---- resource counters -------------------------------------------------------------------
+
+// One disk's counters since its domain started (libvirt's block.<n>.*).
+struct DiskCounters {
+  std::string name;  // the target: "vda", "sda"
+  std::uint64_t read_bytes = 0, write_bytes = 0, read_requests = 0, write_requests = 0;
+};
+
+// One NIC's counters since its domain started (libvirt's net.<n>.*), as the guest sees them:
+// rx is what the guest received.
+struct NicCounters {
+  std::string name;  // the host-side device: "vnet3"
+  std::uint64_t rx_bytes = 0, tx_bytes = 0;
+};
+
+// A running domain's statistics as libvirt reports them in one virConnectGetAllDomainStats
+// call. What the driver did not report is nullopt: the test driver reports the state alone,
+// and the balloon's guest figures (available, unused, disk caches) need the guest's
+// virtio-balloon driver and the balloon's stats period.
+struct DomainStats {
+  std::string name;
+  DomainStatus status;
+  std::optional<std::uint64_t> cpu_time_ns;  // cpu.time: vCPUs and QEMU's own threads
+  std::optional<unsigned> vcpus;             // vcpu.current
+  // balloon.*, in KiB: the balloon's size (what the guest has now), its maximum, what the
+  // guest sees as usable in all, of which free and page cache, and QEMU's resident set.
+  std::optional<std::uint64_t> balloon_current_kib, balloon_maximum_kib, balloon_available_kib,
+      balloon_unused_kib, balloon_disk_caches_kib, balloon_rss_kib;
+  std::vector<DiskCounters> disks;
+  std::vector<NicCounters> nics;
+};
+
+// ---- snapshots ---------------------------------------------------------------------------
+
+// One of a domain's snapshots as libvirt holds it. Internal qcow2 snapshots: the data lives in
+// the domain's qcow2 files, libvirt keeps the metadata (virDomainSnapshot*).
+struct SnapshotInfo {
+  std::string name;
+  std::string description;
+  DomainState state = DomainState::Shutoff;  // the domain's when it was taken
+  bool memory = false;                       // it holds the running state too
+  std::int64_t created_at = 0;               // seconds since the epoch
+};
+
 // ---- the seam ----------------------------------------------------------------------------
 
 class Hypervisor {
@@ -233,6 +286,11 @@ class Hypervisor {
 
   virtual std::optional<DomainInfo> lookup(const std::string& name) = 0;
   virtual std::vector<DomainInfo> list() = 0;  // every domain on the host, bowline's or not
+  // Statistics of every running domain on the host, bowline's or not, in one call to libvirt
+  // (virConnectGetAllDomainStats with the state, total CPU, vCPU, balloon, block and
+  // interface groups), never one call per domain: for a sampler that asks every few seconds.
+  // Implementations that cannot throw an is_unsupported() error (the default).
+  virtual std::vector<DomainStats> all_domain_stats();
   virtual DomainStatus state(const std::string& name) = 0;
   virtual void set_autostart(const std::string& name, bool autostart) = 0;
   // The domain's XML: the live one while it runs, unless `inactive` (the next boot's).
@@ -249,6 +307,10 @@ class Hypervisor {
 
   virtual std::optional<NetworkInfo> lookup_network(const std::string& name) = 0;
   virtual std::vector<NetworkInfo> list_networks() = 0;
+  // The DHCP leases of every active network: one pass for the whole host, so a list of
+  // spaces need not ask domain by domain. Implementations that cannot throw an
+  // is_unsupported() error (the default; libvirt's test driver has no leases either).
+  virtual std::vector<DhcpLease> dhcp_leases();
   bool network_exists(const std::string& name) { return lookup_network(name).has_value(); }
   bool network_active(const std::string& name) {
     const auto network = lookup_network(name);
@@ -268,6 +330,32 @@ class Hypervisor {
   virtual std::vector<NodeDevice> node_devices() = 0;
   // Never throws for "this host cannot": that is {supported = false, reason}.
   virtual DomainCapabilities domain_capabilities(const std::string& domain_type) = 0;
+
+  // Snapshots (libvirt's snapshot API; the defaults throw an is_unsupported() error). An
+  // internal snapshot of every qcow2 disk: of a shut-off domain its disks alone, of a running
+  // one its disks and memory (libvirt takes a running domain's internal snapshot with its
+  // memory, always). Atomic: a failure leaves no snapshot. Read-only disks (the seed) are left
+  // out.
+  virtual SnapshotInfo create_snapshot(const std::string& domain, const std::string& name,
+                                       const std::string& description);
+  virtual std::vector<SnapshotInfo> snapshots(const std::string& domain);  // oldest first
+  // Puts the domain back as the snapshot has it: its disks, its definition, and a running
+  // snapshot's running state (paused instead with `paused`).
+  virtual void revert_snapshot(const std::string& domain, const std::string& name, bool paused);
+  // Removes the snapshot and its data from the disks; false when there was none.
+  virtual bool delete_snapshot(const std::string& domain, const std::string& name);
+  // Freezes the running guest's filesystems through its agent (virDomainFSFreeze) and returns
+  // how many; throws (is_agent_unavailable) when the agent does not answer. Thaw undoes it.
+  virtual unsigned freeze_filesystems(const std::string& domain);
+  virtual void thaw_filesystems(const std::string& domain);
+
+  // Managed save (libvirt's own suspend to disk; the defaults throw is_unsupported()): the
+  // running domain's memory and devices go to a file libvirt keeps, QEMU exits, and the next
+  // start() restores it where it was. An undefine removes the file too.
+  virtual void managed_save(const std::string& name);
+  virtual bool has_managed_save(const std::string& name);
+  // Forgets the saved state (the next start boots afresh); false when there was none.
+  virtual bool remove_managed_save(const std::string& name);
 
   // The domain's serial console (`device`: a console alias such as "serial0"; empty: the
   // first console). With `force`, takes it over from another client.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "libvirt/hypervisor.hpp"
 #include "util/byte_stream.hpp"
@@ -52,10 +53,33 @@ HypervisorError last_error(std::string_view subject, std::string_view action);
 // `domain "alice-dev"`
 std::string domain_subject(std::string_view name);
 
+// Our DomainState for libvirt's virDomainState.
+DomainState domain_state(int state);
+
+// Every running domain's statistics on `connection` in one virConnectGetAllDomainStats call
+// (libvirt_stats.cpp); `uri` names the host in errors.
+std::vector<DomainStats> read_all_domain_stats(virConnectPtr connection, const std::string& uri);
+
 // A domain's serial console over a non-blocking libvirt stream (virDomainOpenConsole has
 // already been called on it). Bytes arrive through a stream callback on the event loop.
 // `connection` is the stream's: the console ends when it dies, which no stream event reports.
 std::unique_ptr<util::ByteStream> make_console_stream(Stream stream, Connection connection,
                                                       std::string subject);
+
+struct SnapshotFree {
+  void operator()(virDomainSnapshotPtr p) const noexcept { virDomainSnapshotFree(p); }
+};
+using Snapshot = std::unique_ptr<virDomainSnapshot, SnapshotFree>;
+
+// The domain of that name on `connection`; throws last_error naming `action`.
+Domain find_domain(virConnectPtr connection, const std::string& name, std::string_view action);
+
+// Snapshots of `domain` (libvirt_snapshots.cpp); `name` is the domain's, for errors.
+SnapshotInfo create_snapshot(virDomainPtr domain, const std::string& name,
+                             const std::string& snapshot, const std::string& description);
+std::vector<SnapshotInfo> list_snapshots(virDomainPtr domain, const std::string& name);
+void revert_snapshot(virDomainPtr domain, const std::string& name, const std::string& snapshot,
+                     bool paused);
+bool delete_snapshot(virDomainPtr domain, const std::string& name, const std::string& snapshot);
 
 }  // namespace bowline::libvirt::detail

@@ -46,6 +46,35 @@ std::string domain_subject(std::string_view name) {
   return "domain \"" + std::string(name) + "\"";
 }
 
+Domain find_domain(virConnectPtr connection, const std::string& name, std::string_view action) {
+  virDomainPtr domain = virDomainLookupByName(connection, name.c_str());
+  if (!domain) throw last_error(domain_subject(name), action);
+  return Domain(domain);
+}
+
+DomainState domain_state(int state) {
+  switch (state) {
+    case VIR_DOMAIN_NOSTATE:
+      return DomainState::NoState;
+    case VIR_DOMAIN_RUNNING:
+      return DomainState::Running;
+    case VIR_DOMAIN_BLOCKED:
+      return DomainState::Blocked;
+    case VIR_DOMAIN_PAUSED:
+      return DomainState::Paused;
+    case VIR_DOMAIN_SHUTDOWN:
+      return DomainState::ShuttingDown;
+    case VIR_DOMAIN_SHUTOFF:
+      return DomainState::Shutoff;
+    case VIR_DOMAIN_CRASHED:
+      return DomainState::Crashed;
+    case VIR_DOMAIN_PMSUSPENDED:
+      return DomainState::PMSuspended;
+    default:
+      return DomainState::Unknown;
+  }
+}
+
 }  // namespace detail
 
 // ---- process-wide setup ------------------------------------------------------------------
@@ -170,29 +199,6 @@ void on_close(virConnectPtr, int /*reason*/, void* opaque) noexcept {
 
 // ---- small conversions -------------------------------------------------------------------
 
-DomainState domain_state(int state) {
-  switch (state) {
-    case VIR_DOMAIN_NOSTATE:
-      return DomainState::NoState;
-    case VIR_DOMAIN_RUNNING:
-      return DomainState::Running;
-    case VIR_DOMAIN_BLOCKED:
-      return DomainState::Blocked;
-    case VIR_DOMAIN_PAUSED:
-      return DomainState::Paused;
-    case VIR_DOMAIN_SHUTDOWN:
-      return DomainState::ShuttingDown;
-    case VIR_DOMAIN_SHUTOFF:
-      return DomainState::Shutoff;
-    case VIR_DOMAIN_CRASHED:
-      return DomainState::Crashed;
-    case VIR_DOMAIN_PMSUSPENDED:
-      return DomainState::PMSuspended;
-    default:
-      return DomainState::Unknown;
-  }
-}
-
 // `domain "x"` for the domain an XML document defines, for messages about a failed define.
 std::string subject_of_xml(const std::string& xml) {
   pugi::xml_document doc;
@@ -214,12 +220,6 @@ std::uint32_t number(const char* text) {
   if (s.empty()) return 0;
   const bool hex = s.starts_with("0x") || s.starts_with("0X");
   return static_cast<std::uint32_t>(std::strtoul(text, nullptr, hex ? 16 : 10));
-}
-
-Domain find_domain(virConnectPtr connection, const std::string& name, std::string_view action) {
-  virDomainPtr domain = virDomainLookupByName(connection, name.c_str());
-  if (!domain) throw last_error(domain_subject(name), action);
-  return Domain(domain);
 }
 
 DomainStatus status_of(virDomainPtr domain, const std::string& name) {
@@ -509,10 +509,32 @@ std::string LibvirtHypervisor::uri() const {
   return impl_->options().uri;
 }
 
+namespace {
+
+// libxml2 (2.9 in Debian 12) sets up its XML Schema type library lazily and without a lock, so
+// two validations that are the first in a process can race, and one fails with "Unable to
+// parse RNG ... 'unsignedInt' is not exported". Drivers that validate in this process (test://)
+// hit it; so the first validated define of the process runs alone, and later ones in parallel.
+std::mutex first_validation_mutex;
+std::atomic<bool> validation_warm{false};
+
+virDomainPtr define_validated(virConnectPtr connection, const std::string& xml) {
+  if (validation_warm.load(std::memory_order_acquire))
+    return virDomainDefineXMLFlags(connection, xml.c_str(), VIR_DOMAIN_DEFINE_VALIDATE);
+  const std::lock_guard lock(first_validation_mutex);
+  virDomainPtr raw = virDomainDefineXMLFlags(connection, xml.c_str(), VIR_DOMAIN_DEFINE_VALIDATE);
+  // A define that got through has loaded the schema; after a failure the next one stays alone.
+  if (raw) validation_warm.store(true, std::memory_order_release);
+  return raw;
+}
+
+}  // namespace
+
 DomainInfo LibvirtHypervisor::define(const std::string& xml) {
   const auto connection = impl_->connection();
-  virDomainPtr raw = virDomainDefineXMLFlags(
-      connection.get(), xml.c_str(), impl_->options().validate ? VIR_DOMAIN_DEFINE_VALIDATE : 0);
+  virDomainPtr raw = impl_->options().validate
+                         ? define_validated(connection.get(), xml)
+                         : virDomainDefineXMLFlags(connection.get(), xml.c_str(), 0);
   if (!raw) throw last_error(subject_of_xml(xml), "define");
   const Domain domain(raw);
   return info_of(domain.get());
@@ -632,6 +654,11 @@ std::vector<DomainInfo> LibvirtHypervisor::list() {
   return out;
 }
 
+std::vector<DomainStats> LibvirtHypervisor::all_domain_stats() {
+  const auto connection = impl_->connection();
+  return read_all_domain_stats(connection.get(), uri());
+}
+
 DomainStatus LibvirtHypervisor::state(const std::string& name) {
   const auto connection = impl_->connection();
   const auto domain = find_domain(connection.get(), name, "read the state");
@@ -738,6 +765,31 @@ std::vector<NetworkInfo> LibvirtHypervisor::list_networks() {
 
 namespace {
 
+// One network's leases; a network stopped or removed meanwhile has none.
+void append_leases(virNetworkPtr network, std::vector<DhcpLease>& out) {
+  const char* name = virNetworkGetName(network);
+  const std::string network_name = name ? name : "";
+  virNetworkDHCPLeasePtr* leases = nullptr;
+  const int n = virNetworkGetDHCPLeases(network, nullptr, &leases, 0);
+  if (n < 0) {
+    auto error = last_error("network \"" + network_name + "\"", "read the DHCP leases");
+    if (error.is_no_network() || error.is_operation_invalid()) return;
+    throw error;
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto* lease = leases[i];
+    DhcpLease entry;
+    entry.network = network_name;
+    entry.mac = lease->mac ? lease->mac : "";
+    entry.address = lease->ipaddr ? lease->ipaddr : "";
+    entry.ipv6 = lease->type == VIR_IP_ADDR_TYPE_IPV6;
+    entry.expiry = lease->expirytime;
+    out.push_back(std::move(entry));
+    virNetworkDHCPLeaseFree(leases[i]);
+  }
+  std::free(leases);
+}
+
 std::string filter_subject(const std::string& name) {
   return "network filter \"" + name + "\"";
 }
@@ -767,6 +819,20 @@ std::optional<FoundFilter> find_filter(virConnectPtr connection, const std::stri
 }
 
 }  // namespace
+
+std::vector<DhcpLease> LibvirtHypervisor::dhcp_leases() {
+  const auto connection = impl_->connection();
+  virNetworkPtr* raw = nullptr;
+  const int n = virConnectListAllNetworks(connection.get(), &raw, VIR_CONNECT_LIST_NETWORKS_ACTIVE);
+  if (n < 0) throw last_error("libvirt at \"" + uri() + "\"", "list networks");
+  std::vector<Network> networks;
+  networks.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) networks.emplace_back(raw[i]);
+  std::free(raw);
+  std::vector<DhcpLease> out;
+  for (const auto& network : networks) append_leases(network.get(), out);
+  return out;
+}
 
 std::optional<std::string> LibvirtHypervisor::nwfilter_xml(const std::string& name) {
   const auto connection = impl_->connection();
@@ -865,6 +931,75 @@ int LibvirtHypervisor::open_graphics(const std::string& name, unsigned index, bo
                                          skip_auth ? VIR_DOMAIN_OPEN_GRAPHICS_SKIPAUTH : 0);
   if (fd < 0) throw last_error(domain_subject(name), "open the display");
   return fd;
+}
+
+// ---- snapshots (libvirt_snapshots.cpp) ----------------------------------------------------
+
+SnapshotInfo LibvirtHypervisor::create_snapshot(const std::string& domain, const std::string& name,
+                                                const std::string& description) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "take a snapshot");
+  return detail::create_snapshot(d.get(), domain, name, description);
+}
+
+std::vector<SnapshotInfo> LibvirtHypervisor::snapshots(const std::string& domain) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "list snapshots");
+  return detail::list_snapshots(d.get(), domain);
+}
+
+void LibvirtHypervisor::revert_snapshot(const std::string& domain, const std::string& name,
+                                        bool paused) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "revert to a snapshot");
+  detail::revert_snapshot(d.get(), domain, name, paused);
+}
+
+bool LibvirtHypervisor::delete_snapshot(const std::string& domain, const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "delete a snapshot");
+  return detail::delete_snapshot(d.get(), domain, name);
+}
+
+unsigned LibvirtHypervisor::freeze_filesystems(const std::string& domain) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "freeze the guest's filesystems");
+  const int n = virDomainFSFreeze(d.get(), nullptr, 0, 0);
+  if (n < 0) throw last_error(domain_subject(domain), "freeze the guest's filesystems");
+  return static_cast<unsigned>(n);
+}
+
+void LibvirtHypervisor::thaw_filesystems(const std::string& domain) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "thaw the guest's filesystems");
+  if (virDomainFSThaw(d.get(), nullptr, 0, 0) < 0)
+    throw last_error(domain_subject(domain), "thaw the guest's filesystems");
+}
+
+void LibvirtHypervisor::managed_save(const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), name, "save its state");
+  if (virDomainManagedSave(d.get(), 0) < 0)
+    throw last_error(domain_subject(name), "save its state");
+}
+
+bool LibvirtHypervisor::has_managed_save(const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), name, "look for a saved state");
+  const int has = virDomainHasManagedSaveImage(d.get(), 0);
+  if (has < 0) throw last_error(domain_subject(name), "look for a saved state");
+  return has == 1;
+}
+
+bool LibvirtHypervisor::remove_managed_save(const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), name, "remove its saved state");
+  const int has = virDomainHasManagedSaveImage(d.get(), 0);
+  if (has < 0) throw last_error(domain_subject(name), "look for a saved state");
+  if (has == 0) return false;
+  if (virDomainManagedSaveRemove(d.get(), 0) < 0)
+    throw last_error(domain_subject(name), "remove its saved state");
+  return true;
 }
 
 }  // namespace bowline::libvirt

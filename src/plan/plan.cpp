@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "catalog/catalog.hpp"
+#include "spec/boot_disk.hpp"
 #include "spec/validators.hpp"
 #include "util/hash.hpp"
 #include "util/strings.hpp"
@@ -77,16 +78,28 @@ Firmware firmware_of(const spec::Spec& spec, const catalog::Preference* preferen
   return fw;
 }
 
-// Disks: the overlay, then the named volumes; the seed cdrom takes the next sd name.
+// Disks: the overlay, then the named disks; without an image the first named disk is the
+// system disk (it boots). Each named disk is <images>/volumes/<name>.qcow2 here: the libvirt
+// node puts the files of the owner's disk objects in their place (with_disk_files). The seed
+// cdrom takes the next sd name.
 void add_disks(Plan& p, const spec::Spec& spec, const catalog::Preference* preference,
                const NodeSettings& node) {
   const std::string default_bus = preference ? std::string(preference->disk_bus) : "virtio";
+  const auto file_of = [&](std::size_t i) {
+    return node.images_path + "/volumes/" + spec.disks[i].name + ".qcow2";
+  };
   TargetNames targets;
-  p.system_disk = {p.space_dir + "/disk.qcow2", default_bus, targets.next(default_bus)};
-  for (const auto& d : spec.disks) {
-    const auto bus = d.bus.value_or(default_bus);
-    p.data_disks.push_back(
-        {node.images_path + "/volumes/" + d.name + ".qcow2", bus, targets.next(bus)});
+  std::size_t first_data = 0;
+  if (spec::boots_from_disk(spec)) {
+    const auto bus = spec.disks[0].bus.value_or(default_bus);
+    p.system_disk = {file_of(0), bus, targets.next(bus)};
+    first_data = 1;
+  } else {
+    p.system_disk = {p.space_dir + "/disk.qcow2", default_bus, targets.next(default_bus)};
+  }
+  for (std::size_t i = first_data; i < spec.disks.size(); ++i) {
+    const auto bus = spec.disks[i].bus.value_or(default_bus);
+    p.data_disks.push_back({file_of(i), bus, targets.next(bus)});
   }
   p.seed_iso = p.space_dir + "/seed.iso";
   p.console_log = console_log_of(p.space_dir);

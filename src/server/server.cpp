@@ -67,6 +67,10 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   e.event_retention = settings.event_retention;
   e.operation_retention = settings.operation_retention;
   e.default_quota = settings.default_quota;
+  e.stats.interval = settings.stats_interval;
+  e.stats.history = settings.stats_history;
+  e.idle.suspend_after = settings.idle_suspend_after;
+  e.idle.cpu_percent = settings.idle_cpu_percent;
   return e;
 }
 
@@ -228,6 +232,8 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     engine.add_node(local);  // the first: the default node
     if (kubevirt.node) engine.add_node(*kubevirt.node);
     engine.set_port_forwarder(forwarder);
+    engine::DiskFiles disk_files(settings.images_path, images, disks);
+    engine.set_disk_files(disk_files);
     engine.start();  // watches the nodes' events and reconciles
 
     api::ApiOptions api_options;

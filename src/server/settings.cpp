@@ -100,6 +100,15 @@ const std::vector<SettingKey>& setting_keys() {
        "how long events are kept (7d, 48h)"},
       {"server.retention.operations", "--operation-retention", "BOWLINE_OPERATION_RETENTION",
        "how long finished operations are kept (30d)"},
+      {"server.stats.interval", "--stats-interval", "BOWLINE_STATS_INTERVAL",
+       "how often what each space uses is sampled from the nodes (10s; 0: never)"},
+      {"server.stats.history", "--stats-history", "BOWLINE_STATS_HISTORY",
+       "how far back each space's statistics are kept in memory (1h; at most 1d)"},
+      {"server.idle.suspend_after", "--idle-suspend-after", "BOWLINE_IDLE_SUSPEND_AFTER",
+       "how long a space may sit idle before it is suspended, where its template has no "
+       "idleSuspend (30m; 0: never, the default); needs server.stats.interval"},
+      {"server.idle.cpu_percent", "--idle-cpu-percent", "BOWLINE_IDLE_CPU_PERCENT",
+       "the guest CPU share (% of its vCPUs, 1-100) below which a space counts as idle (5)"},
       {"server.trusted_proxies", "--trusted-proxies", "BOWLINE_TRUSTED_PROXIES",
        "reverse proxies (IPv4 CIDRs, comma-separated) whose X-Forwarded-For names the client "
        "that login limits count; empty: the header is never believed"},
@@ -386,6 +395,14 @@ std::chrono::hours parse_retention(const std::string& key, const Raw& raw) {
   return std::chrono::duration_cast<std::chrono::hours>(seconds);
 }
 
+// At least one interval and at most a day: each space's ring is history / interval points.
+void set_stats_history(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto history = parse_duration("server.stats.history", r);
+  if (history > std::chrono::hours(24))
+    throw SettingsError("server.stats.history (" + r.where() + "): keep a day at most");
+  s.stats_history = history;
+}
+
 void set_trusted_proxies(ServerSettings& s, const Raw& r, const fs::path&) {
   s.trusted_proxies.clear();
   for (const auto& item : r.items)
@@ -568,6 +585,19 @@ const std::map<std::string, Setter>& setters() {
        [](ServerSettings& s, const Raw& r, const fs::path&) {
          s.operation_retention = parse_retention("server.retention.operations", r);
        }},
+      {"server.stats.interval",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.stats_interval = parse_duration("server.stats.interval", r, true);
+       }},
+      {"server.stats.history", set_stats_history},
+      {"server.idle.suspend_after",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.idle_suspend_after = parse_duration("server.idle.suspend_after", r, true);
+       }},
+      {"server.idle.cpu_percent",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.idle_cpu_percent = static_cast<unsigned>(parse_count("server.idle.cpu_percent", r, 100));
+       }},
       {"server.tls.cert", set_path<&ServerSettings::tls_cert>},
       {"server.tls.key", set_path<&ServerSettings::tls_key>},
       {"server.tls.mode", set_tls_mode},
@@ -605,6 +635,10 @@ ServerSettings resolve_settings(const SettingsInput& input) {
     setters().at(k.key)(s, value, input.cwd);
   }
   check_tls(s, raw);
+  if (s.stats_interval.count() > 0 && s.stats_history < s.stats_interval)
+    throw SettingsError("server.stats.history (" + s.origins["server.stats.history"] +
+                        ") is shorter than server.stats.interval (" +
+                        s.origins["server.stats.interval"] + "): keep one interval at least");
   // Paths that follow the images path unless set.
   if (!raw.count("server.kvm.cloud_image_path"))
     s.cloud_image_path = s.images_path / "cloud-images";
@@ -644,6 +678,10 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.limits.streams_per_user", std::to_string(s.max_streams_per_user)},
       {"server.retention.events", std::to_string(s.event_retention.count()) + "h"},
       {"server.retention.operations", std::to_string(s.operation_retention.count()) + "h"},
+      {"server.stats.interval", std::to_string(s.stats_interval.count()) + "s"},
+      {"server.stats.history", std::to_string(s.stats_history.count()) + "s"},
+      {"server.idle.suspend_after", std::to_string(s.idle_suspend_after.count()) + "s"},
+      {"server.idle.cpu_percent", std::to_string(s.idle_cpu_percent)},
       {"server.tls.cert", s.tls_cert.empty() ? std::string("(none)") : s.tls_cert.string()},
       {"server.tls.key", s.tls_key.empty() ? std::string("(none)") : s.tls_key.string()},
       {"server.tls.mode", to_string(s.tls_mode)},

@@ -80,6 +80,13 @@ struct ServerSettings {
   // How long events and finished operations are kept.
   std::chrono::hours event_retention{24 * 7};
   std::chrono::hours operation_retention{24 * 30};
+  // How often what each space uses is sampled (0: never) and how long it is kept in memory.
+  std::chrono::seconds stats_interval{10};
+  std::chrono::seconds stats_history{3600};
+  // Idle suspend: the default for templates without idleSuspend (0: never), and the guest CPU
+  // share (% of its vCPUs) below which a space counts as idle.
+  std::chrono::seconds idle_suspend_after{0};
+  unsigned idle_cpu_percent = 5;
   // Reverse proxies whose X-Forwarded-For is believed for login limits; empty: none.
   std::vector<spec::Ipv4Network> trusted_proxies;
   // HTTPS with these PEM files (both or neither); neither: as tls_mode says (server/tls.hpp).

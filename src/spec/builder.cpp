@@ -5,14 +5,15 @@
 namespace bowline::spec {
 
 const std::vector<std::string_view> kTopLevelFields = {
-    "name",      "hostname",       "image",         "imageChecksum",
-    "memory",    "cpus",           "disk",          "environment",
-    "devices",   "network",        "instanceType",  "instanceProfile",
-    "resources", "firmware",       "cpuModel",      "gpus",
-    "disks",     "networks",       "subnets",       "sshKeys",
-    "cloudInit", "netplanDhcp",    "cloudInitSeed", "runStrategy",
-    "external",  "externalMethod", "externalPorts", "externalAllowICMP",
-    "display",   "console",        "ports",         "description"};
+    "name",       "hostname",       "image",         "imageChecksum",
+    "memory",     "cpus",           "disk",          "environment",
+    "devices",    "network",        "instanceType",  "instanceProfile",
+    "resources",  "firmware",       "cpuModel",      "gpus",
+    "disks",      "networks",       "subnets",       "sshKeys",
+    "cloudInit",  "netplanDhcp",    "cloudInitSeed", "runStrategy",
+    "external",   "externalMethod", "externalPorts", "externalAllowICMP",
+    "display",    "console",        "ports",         "description",
+    "idleSuspend"};
 
 std::optional<std::string> SpecBuilder::string_field(const YAML::Node& node,
                                                      const std::string& path) {

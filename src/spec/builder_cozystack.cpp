@@ -8,6 +8,7 @@
 #include "spec/builder.hpp"
 #include "spec/quantity.hpp"
 #include "spec/validators.hpp"
+#include "util/duration.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::spec {
@@ -15,6 +16,8 @@ namespace {
 
 constexpr std::uint64_t kUint32Max = 4294967295ull;
 constexpr std::uint64_t kMinQuantityMemory = 1000000;  // 1M: KubeVirt refuses less
+// Shorter would suspend a guest between two keystrokes of someone reading its console.
+constexpr std::chrono::seconds kShortestIdle{10};
 
 template <typename Item, typename Span>
 std::vector<std::string_view> names_of(const Span& span) {
@@ -252,6 +255,15 @@ void SpecBuilder::read_access(const YAML::Node& root) {
         {"Once", RunStrategy::Once}};
     for (auto [name, value] : kMap)
       if (name == *s) spec_.run_strategy = value;
+  }
+  if (auto text = string_field(root["idleSuspend"], "idleSuspend")) {
+    if (*text == "off" || *text == "never")
+      spec_.idle_suspend = std::chrono::seconds(0);
+    else if (const auto after = util::parse_duration(*text); after && *after >= kShortestIdle)
+      spec_.idle_suspend = *after;
+    else
+      r_.error(root["idleSuspend"], "idleSuspend",
+               "\"" + *text + "\" is not a duration of 10s or more (like 30m or 2h) or off");
   }
   if (auto v = r_.boolean(root["external"], "external")) spec_.external = *v;
   if (auto m = r_.choice(root["externalMethod"], "externalMethod", {"PortList", "WholeIP"}))

@@ -58,9 +58,18 @@ void SpecBuilder::read_identity(const YAML::Node& root) {
 void SpecBuilder::read_image(const YAML::Node& root) {
   const YAML::Node image = root["image"];
   bool plain_http = false;
-  if (Reader::absent(image)) {
+  const YAML::Node disks = root["disks"];
+  const bool boots_from_a_disk = disks && disks.IsSequence() && disks.size() > 0;
+  if (Reader::absent(image) && boots_from_a_disk) {
+    // Cozystack's form: no image, the VM boots from disks[0] (the owner's disk of that name).
+    if (!Reader::absent(root["disk"]))
+      r_.error(Reader::key_of(root, "disk"), "disk",
+               "disk sizes the system disk made from image; without image the space boots from "
+               "disks[0], whose size is its own (bowline disk create NAME --size SIZE)");
+  } else if (Reader::absent(image)) {
     r_.error(Reader::key_of(root, "image"), "image",
-             "image must be set: a library name (debian-12), an https:// URL or an absolute path");
+             "image must be set: a library name (debian-12), an https:// URL or an absolute "
+             "path; or leave it out and boot from disks[0], one of the owner's disks");
   } else if (auto value = string_field(image, "image")) {
     spec_.image.reference = *value;
     if (auto problem = check_image(*value, spec_.image.kind); !problem.empty())

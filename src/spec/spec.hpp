@@ -2,6 +2,7 @@
 // one document. Produced by load_spec() (loader.hpp); consumed by plan/ and kubevirt/.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -133,6 +134,9 @@ struct Spec {
   bool netplan_dhcp = false;
   std::optional<std::string> cloud_init_seed;
   RunStrategy run_strategy = RunStrategy::Always;
+  // `idleSuspend`: how long the space may sit idle before it is suspended; 0 ("off"): never;
+  // nullopt: the server's default (server.idle.suspend_after).
+  std::optional<std::chrono::seconds> idle_suspend;
   bool external = false;
   ExternalMethod external_method = ExternalMethod::PortList;
   std::vector<std::uint16_t> external_ports{22};

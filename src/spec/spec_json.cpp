@@ -54,6 +54,8 @@ nlohmann::ordered_json to_json(const Spec& s) {
   out["netplanDhcp"] = s.netplan_dhcp;
   out["cloudInitSeed"] = s.cloud_init_seed ? json(*s.cloud_init_seed) : json(nullptr);
   out["runStrategy"] = to_string(s.run_strategy);
+  // Seconds; 0: never; null: the server's default.
+  out["idleSuspend"] = s.idle_suspend ? json(s.idle_suspend->count()) : json(nullptr);
   out["external"] = s.external;
   out["externalMethod"] = to_string(s.external_method);
   out["externalPorts"] = s.external_ports;

@@ -238,6 +238,55 @@ ALTER TABLE users ADD COLUMN quota_disk INTEGER;
 )sql");
 }
 
+// v10: disks as objects of their own (issue 15): each is a user's, by a name unique among
+// theirs, with its file's path and virtual size (what it counts against the owner's quota) and
+// where it came from, for people ("image debian-12", "size 10Gi", "space dev").
+void add_disks(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE disks (
+  id         INTEGER PRIMARY KEY,
+  owner_id   INTEGER NOT NULL REFERENCES users(id),
+  name       TEXT NOT NULL,
+  path       TEXT NOT NULL UNIQUE,
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  source     TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  UNIQUE (owner_id, name)
+) STRICT;
+)sql");
+}
+
+// v11: snapshots of spaces (issue 15). libvirt holds their data and metadata; the row is what
+// bowline says of each: whether it holds the running state, whether the guest's filesystems
+// were frozen for it ("best effort" when its agent did not answer), the template revision the
+// space ran then, and the bytes its disks held (what it counts against the owner's quota).
+void add_snapshots(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE snapshots (
+  id          INTEGER PRIMARY KEY,
+  space_id    TEXT NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  name        TEXT NOT NULL,
+  memory      INTEGER NOT NULL DEFAULT 0,
+  best_effort INTEGER NOT NULL DEFAULT 0,
+  running     INTEGER NOT NULL DEFAULT 0,
+  template_revision INTEGER NOT NULL DEFAULT 0,
+  applied_parts TEXT NOT NULL DEFAULT '',
+  size_bytes  INTEGER NOT NULL DEFAULT 0 CHECK (size_bytes >= 0),
+  created_at  INTEGER NOT NULL,
+  UNIQUE (space_id, name)
+) STRICT;
+)sql");
+}
+
+// v12: when and why a space was suspended (issue 15's idle suspend); the state column takes
+// the new names "suspending" and "suspended" as it is.
+void add_suspend_facts(Db& db) {
+  db.exec(R"sql(
+ALTER TABLE spaces ADD COLUMN suspended_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE spaces ADD COLUMN suspend_reason TEXT NOT NULL DEFAULT '';
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -259,6 +308,9 @@ const std::vector<Migration>& migrations() {
       {7, "spaces' SSH host keys", add_host_keys},
       {8, "disabled users, service passwords as hashes", disable_users_and_hash_service_passwords},
       {9, "terminal keys, template authors, user quotas", add_terminal_keys_authors_and_quotas},
+      {10, "disks", add_disks},
+      {11, "snapshots", add_snapshots},
+      {12, "when and why a space was suspended", add_suspend_facts},
   };
   return steps;
 }

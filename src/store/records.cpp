@@ -30,7 +30,7 @@ constexpr std::array<std::pair<Permission, const char*>, 5> kPermissions{{
     {Permission::UsePorts, "use-ports"},
 }};
 
-constexpr std::array<std::pair<SpaceState, const char*>, 8> kSpaceStates{{
+constexpr std::array<std::pair<SpaceState, const char*>, 10> kSpaceStates{{
     {SpaceState::Pending, "pending"},
     {SpaceState::Creating, "creating"},
     {SpaceState::Running, "running"},
@@ -39,6 +39,8 @@ constexpr std::array<std::pair<SpaceState, const char*>, 8> kSpaceStates{{
     {SpaceState::Starting, "starting"},
     {SpaceState::Deleting, "deleting"},
     {SpaceState::Error, "error"},
+    {SpaceState::Suspending, "suspending"},
+    {SpaceState::Suspended, "suspended"},
 }};
 
 constexpr std::array<std::pair<DesiredState, const char*>, 2> kDesiredStates{{
@@ -78,12 +80,14 @@ std::optional<SpaceState> parse_space_state(std::string_view text) {
 bool operation_owns(SpaceState state) {
   return state == SpaceState::Pending || state == SpaceState::Creating ||
          state == SpaceState::Starting || state == SpaceState::Stopping ||
-         state == SpaceState::Deleting;
+         state == SpaceState::Deleting || state == SpaceState::Suspending;
 }
 
 bool holds_node_resources(SpaceState state) {
   return state == SpaceState::Running || state == SpaceState::Creating ||
-         state == SpaceState::Starting || state == SpaceState::Stopping;
+         state == SpaceState::Starting || state == SpaceState::Stopping ||
+         // Its resume takes them again at once: nobody else may have them meanwhile.
+         state == SpaceState::Suspending || state == SpaceState::Suspended;
 }
 
 const char* to_string(DesiredState value) {

@@ -97,7 +97,20 @@ struct Pool {
 
 // ---- spaces -------------------------------------------------------------------------------
 
-enum class SpaceState { Pending, Creating, Running, Stopping, Stopped, Starting, Deleting, Error };
+// Suspended: idle, its memory saved to disk with libvirt's managed save (no QEMU process); a
+// start, a console, display, tunnel or terminal, or a claim resumes it where it was.
+enum class SpaceState {
+  Pending,
+  Creating,
+  Running,
+  Stopping,
+  Stopped,
+  Starting,
+  Deleting,
+  Error,
+  Suspending,
+  Suspended
+};
 const char* to_string(SpaceState);
 std::optional<SpaceState> parse_space_state(std::string_view);
 // The states an operation owns (it sets the next one itself): events and drift checks leave a
@@ -139,6 +152,10 @@ struct Space {
   std::string terminal_key_public;
   std::int64_t created_at = 0;
   std::int64_t updated_at = 0;
+  // When (Unix ms) and why the space was last suspended ("idle for 30m", "asked by al"); what
+  // the API shows while its state is suspended.
+  std::int64_t suspended_at = 0;
+  std::string suspend_reason;
 };
 
 struct NewSpace {

@@ -9,7 +9,7 @@ namespace {
 constexpr const char* kSpaceColumns =
     "id, name, owner_id, template_id, applied_template_revision, desired_state, state, error, "
     "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts, "
-    "host_key, host_key_public, terminal_key, terminal_key_public";
+    "host_key, host_key_public, terminal_key, terminal_key_public, suspended_at, suspend_reason";
 
 Space read_space(const Statement& row) {
   Space space;
@@ -39,6 +39,8 @@ Space read_space(const Statement& row) {
   space.host_key_public = row.column_text(18);
   space.terminal_key = row.column_text(19);
   space.terminal_key_public = row.column_text(20);
+  space.suspended_at = row.column_int64(21);
+  space.suspend_reason = row.column_text(22);
   return space;
 }
 
@@ -127,6 +129,10 @@ std::vector<Space> SpaceRepository::list_for_template(std::int64_t template_id) 
   return select_where(" WHERE template_id = ?", template_id);
 }
 
+std::vector<Space> SpaceRepository::list_running_without_ip() {
+  return select_where(" WHERE state = 'running' AND ip IS NULL", std::nullopt);
+}
+
 std::int64_t SpaceRepository::count() {
   auto guard = db_.lock();
   auto select = db_.cached("SELECT count(*) FROM spaces");
@@ -186,6 +192,25 @@ void SpaceRepository::set_node(std::string_view id, std::string_view node) {
   update_one(id, "node = ?3", [&](Statement& s) { s.bind(3, node); });
 }
 
+void SpaceRepository::set_owner(std::string_view id, std::int64_t owner_id) {
+  try {
+    update_one(id, "owner_id = ?3", [&](Statement& s) { s.bind(3, owner_id); });
+  } catch (const SqliteError& e) {
+    if (violates_unique(e, "spaces.name"))
+      throw ConflictError("the new owner already has a space of this one's name");
+    if (violates_foreign_key(e)) throw NotFoundError("no user with id " + std::to_string(owner_id));
+    throw;
+  }
+}
+
+void SpaceRepository::set_suspended(std::string_view id, std::int64_t at_ms,
+                                    std::string_view reason) {
+  update_one(id, "suspended_at = ?3, suspend_reason = ?4", [&](Statement& s) {
+    s.bind(3, at_ms);
+    s.bind(4, reason);
+  });
+}
+
 void SpaceRepository::set_terminal_key(std::string_view id, std::string_view private_key,
                                        std::string_view public_line) {
   update_one(id, "terminal_key = ?3, terminal_key_public = ?4", [&](Statement& s) {
@@ -198,10 +223,12 @@ std::optional<Space> SpaceRepository::claim_pool_member(std::int64_t pool_id, st
                                                         std::string_view name) {
   Transaction transaction(db_);
   auto pick = db_.cached(
-      "SELECT id FROM spaces WHERE pool_id = ? AND owner_id IS NULL AND state IN (?, ?) "
-      "ORDER BY state = ? DESC, created_at, rowid LIMIT 1");
-  pick->bind_all(pool_id, to_string(SpaceState::Running), to_string(SpaceState::Stopped),
-                 to_string(SpaceState::Running));
+      "SELECT id FROM spaces WHERE pool_id = ? AND owner_id IS NULL AND state IN (?, ?, ?) "
+      "ORDER BY state = ? DESC, state = ? DESC, created_at, rowid LIMIT 1");
+  // Booted members first, then suspended ones (a resume is seconds), then stopped ones.
+  pick->bind_all(pool_id, to_string(SpaceState::Running), to_string(SpaceState::Suspended),
+                 to_string(SpaceState::Stopped), to_string(SpaceState::Running),
+                 to_string(SpaceState::Suspended));
   if (!pick->step()) return std::nullopt;
   auto id = pick->column_text(0);
   try {

@@ -27,6 +27,9 @@ class SpaceRepository : public Repository {
   std::vector<Space> list_for_owner(std::int64_t owner_id);
   std::vector<Space> list_for_pool(std::int64_t pool_id);
   std::vector<Space> list_for_template(std::int64_t template_id);
+  // Running spaces without an address of bowline's choosing (NAT, kubevirt): those whose
+  // address only their node knows.
+  std::vector<Space> list_running_without_ip();
   std::int64_t count();
 
   // The setters throw NotFoundError for an unknown id and stamp updated_at.
@@ -35,11 +38,15 @@ class SpaceRepository : public Repository {
   // Compare-and-set: moves to `to` only from `from`; false (and no change) otherwise.
   bool transition(std::string_view id, SpaceState from, SpaceState to, std::string_view error = {});
   void set_desired_state(std::string_view id, DesiredState desired);
+  // When (Unix ms) and why the space was suspended (shown while it is).
+  void set_suspended(std::string_view id, std::int64_t at_ms, std::string_view reason);
   void set_applied_template_revision(std::string_view id, std::int64_t revision);
   // The revision and the parts' fingerprints (a JSON object) a start applied.
   void set_applied(std::string_view id, std::int64_t revision, std::string_view parts);
   void set_ip(std::string_view id, const std::optional<std::string>& ip);
   void set_node(std::string_view id, std::string_view node);
+  // A new owner (user delete --transfer-to); ConflictError when they have a space of that name.
+  void set_owner(std::string_view id, std::int64_t owner_id);
   // The browser terminal's key pair (records.hpp), for a space made before they were.
   void set_terminal_key(std::string_view id, std::string_view private_key,
                         std::string_view public_line);

@@ -76,6 +76,13 @@ printf 'half-close\n' | timeout 30 "$BOWLINE" tunnel e1 7000 >"$work/small.out" 
 rc=$?
 check_eq "tunnel: the command ends by itself once both directions have ended (exit code)" 0 "$rc"
 check_eq "tunnel: ... and the guest's answer came back whole" "half-close" "$(cat "$work/small.out")"
+
+# space list shows the NAT space's address: the network's DHCP lease, from one pass over the
+# node's leases (no guest agent in this guest).
+lease=$(virsh -c qemu:///system net-dhcp-leases "$natnet" | awk '/ipv4/ {sub("/.*", "", $5); print $5; exit}')
+check_cmd "the NAT network has leased the guest an address" test -n "$lease"
+check_eq "space list: the NAT space's address is its DHCP lease" "$lease" \
+  "$("$BOWLINE" space list -o json | jq -r '.[] | select(.name == "e1") | .address')"
 check_cmd "tunnel: ... within seconds" test $(($(date +%s) - started)) -lt 20
 out=$("$BOWLINE" tunnel e1 7001 </dev/null 2>&1)
 check_match "tunnel: port 7001 (not in ports:) is refused, naming the rule" \

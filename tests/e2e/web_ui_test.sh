@@ -4,9 +4,10 @@
 # and a real tiny guest on a host-only bridge in 198.51.100.0/24. This script makes the guest
 # image, the bridge, the server and the users (with the CLI); the browser part logs in,
 # creates a space and watches it reach running, opens VM Display and VM Console, and checks
-# that a user without the permissions gets neither; an admin (ada) uses the templates page
-# (line:column errors at their line, save), the pools page and the users page. Screenshots go to
-# SCREENSHOT_DIR.
+# that a user without the permissions gets neither, changes a stopped space's address from its
+# page; an admin (ada) uses the templates page (line:column errors at their line, save), the
+# pools page, the users page, sorts and filters lists and reads the Nodes page's checks.
+# Screenshots go to SCREENSHOT_DIR.
 # The server and the browser run in a network namespace with only loopback (lib/web.sh).
 # With DROP_LIBVIRT_CLIENTS (tests/e2e/drop_libvirt_clients), libvirtd also drops the server's
 # connection under an open console viewer, and the guest reboots under it.
@@ -22,7 +23,7 @@ work=""
 
 # The part inside the network namespace: server, users, template, browser.
 inner() {
-  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 drop=${7:-} status
+  local bowline=$1 shots=$2 prefix=$4 resolver=$5 chosen_ip=$6 new_ip=$7 outside_ip=$8 drop=${9:-} status
   work=$3
   trap web_server_stop EXIT
   web_netns_up || ifail "loopback in the test's network namespace"
@@ -39,6 +40,7 @@ inner() {
   "$bowline" template create "$work/template.yaml" --name "$prefix" >/dev/null || ifail "template create"
 
   BASE_URL=$BOWLINE_SERVER TEMPLATE=$prefix SCREENSHOT_DIR=$shots CHOSEN_IP=$chosen_ip \
+    NEW_IP=$new_ip OUTSIDE_IP=$outside_ip \
     ALICE_PASSWORD=$alice_password BOB_PASSWORD=$bob_password ADA_PASSWORD=ada-$prefix-pw ADMIN_TOKEN=$BOWLINE_TOKEN \
     DROP_LIBVIRT_CLIENTS=$drop SERVER_PID=$WEB_SERVER_PID web_node e2e.mjs
   status=$?
@@ -88,8 +90,9 @@ display: true
 console: true
 YAML
 
+# The chosen address, another free one for set-ip, and one in the subnet outside the range.
 web_in_netns "$0" "$bowline" "$shots" "$work" "$prefix" "$net_prefix.$((base + 1))" \
-  "$net_prefix.$((base + 10))" "$drop"
+  "$net_prefix.$((base + 10))" "$net_prefix.$((base + 11))" "$net_prefix.$((base + 13))" "$drop"
 status=$?
 [ $status = 0 ] || tail -n 40 "$work/server.log" | sed 's/^/  server: /'
 exit $status

@@ -17,6 +17,8 @@ const BOB_PASSWORD = env("BOB_PASSWORD");
 const ADMIN_TOKEN = env("ADMIN_TOKEN");
 const ADA_PASSWORD = env("ADA_PASSWORD");  // ada: an admin who logs in to the UI
 const CHOSEN_IP = env("CHOSEN_IP");  // in the template's range, for a space with a chosen address
+const NEW_IP = env("NEW_IP");  // another free address in the range: set-ip from the space's page
+const OUTSIDE_IP = env("OUTSIDE_IP");  // in the subnet, outside the range: refused
 // Optional: the tool that has libvirtd drop a process's connections, and the server's pid.
 const DROP_LIBVIRT_CLIENTS = process.env.DROP_LIBVIRT_CLIENTS || "";
 const SERVER_PID = process.env.SERVER_PID || "";
@@ -55,6 +57,7 @@ async function main() {
   const page = await alice.newPage();
   watchErrors(page, errors);
   let spaceId = "";
+  let bobSpaceId = "";  // bob's stopped bridged space
   let sessions = true;
 
   await step("the UI is served with a strict Content-Security-Policy", async () => {
@@ -260,6 +263,7 @@ async function main() {
     await row.locator('[data-state="stopped"]').waitFor({ timeout: 120000 });
     check((await row.locator("td.ip").textContent()).trim() === CHOSEN_IP, "bob's space has the chosen IP");
     const bobSpace = (await row.locator("a").first().getAttribute("href")).split("/").pop();
+    bobSpaceId = bobSpace;
     await bob.goto(`${BASE}/#/spaces/${bobSpace}`);
     await bob.locator("nav.menu").getByRole("button", { name: "Start", exact: true }).waitFor();
     check(await bob.locator('button[data-menu="display"]').count() === 0, "bob sees VM Display");
@@ -295,6 +299,69 @@ async function main() {
       check(!opened, `bob's browser opened /${kind}`);
     }
     await bobContext.close();
+  });
+
+  await step("set-ip: a stopped bridged space's page changes its address; a refusal shows by the field", async () => {
+    if (!bobSpaceId) throw new Skip("bob has no stopped space (the previous step failed)");
+    const ctx = await browser.newContext();
+    const bob = await ctx.newPage();
+    watchErrors(bob, errors);
+    await login(bob, "bob", BOB_PASSWORD);
+    await bob.goto(`${BASE}/#/spaces/${bobSpaceId}`);
+    const form = bob.locator('form[aria-label="Change the IP address"]');
+    await form.waitFor();
+    await form.locator("input[name=ip]").fill(OUTSIDE_IP);
+    await form.locator("button[type=submit]").click();
+    const refusal = form.locator('[role="alert"]');
+    await refusal.waitFor();
+    const why = (await refusal.textContent()).trim();
+    check(why.includes(OUTSIDE_IP) && /outside the template's address range/.test(why), `the refusal reads "${why}"`);
+    check(await form.locator("input[name=ip]").getAttribute("aria-invalid") === "true", "the field is not marked invalid");
+    await bob.screenshot({ path: path.join(SHOTS, "set-ip-refused.png") });
+    await form.locator("input[name=ip]").fill(NEW_IP);
+    await form.locator("button[type=submit]").click();
+    await form.locator('[role="status"].ok').waitFor();
+    check(await refusal.count() === 0, "the old refusal is still shown");
+    await bob.locator("dd.ip", { hasText: NEW_IP }).waitFor({ timeout: 10000 });
+    const r = await fetch(`${BASE}/api/v1/spaces/${bobSpaceId}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    check((await r.json()).ip === NEW_IP, "the server does not have the new address");
+    // The list shows it too, and a running space's page has no form.
+    await bob.goto(`${BASE}/#/spaces`);
+    await bob.locator('tr[data-space="bobbox"] td.ip', { hasText: NEW_IP }).waitFor({ timeout: 10000 });
+    await bob.screenshot({ path: path.join(SHOTS, "set-ip-done.png") });
+    await ctx.close();
+    if (spaceId) {
+      await page.goto(`${BASE}/#/spaces/${spaceId}`);
+      await page.locator("dd.ip").waitFor();  // a running space has a second dl.facts (Connect)
+      check(await page.locator('form[aria-label="Change the IP address"]').count() === 0, "a running space offers set-ip");
+    }
+  });
+
+  await step("snapshots: a running space's page takes, lists, refuses a taken name and deletes a snapshot", async () => {
+    if (!spaceId) throw new Skip("no space");
+    await page.goto(`${BASE}/#/spaces/${spaceId}`);
+    const form = page.locator('form[aria-label="Take a snapshot"]');
+    await form.waitFor();
+    await form.locator("input[name=name]").fill("ui-snap");
+    await form.locator("button[type=submit]").click();
+    const row = page.locator('tr[data-snapshot="ui-snap"]');
+    await row.waitFor({ timeout: 120000 });
+    const cells = (await row.locator("td").allTextContents()).map((t) => t.trim());
+    check(cells[2] === "running", `the snapshot was taken "${cells[2]}", expected running`);
+    const r = await fetch(`${BASE}/api/v1/spaces/${spaceId}/snapshots`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const listed = await r.json();
+    check(listed.length === 1 && listed[0].name === "ui-snap" && listed[0].running === true, `the API lists ${JSON.stringify(listed)}`);
+    await page.screenshot({ path: path.join(SHOTS, "snapshot-taken.png") });
+    await form.locator("input[name=name]").fill("ui-snap");
+    await form.locator("button[type=submit]").click();
+    const refusal = page.locator('section.snapshots [role="alert"]');
+    await refusal.waitFor({ timeout: 20000 });
+    check(/already has a snapshot named ui-snap/.test(await refusal.textContent()), `the refusal reads "${await refusal.textContent()}"`);
+    page.once("dialog", (d) => d.accept());
+    await row.locator("button.danger").click();
+    await row.waitFor({ state: "detached", timeout: 60000 });
+    const after = await (await fetch(`${BASE}/api/v1/spaces/${spaceId}/snapshots`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
+    check(after.length === 0, `after the delete the API lists ${JSON.stringify(after)}`);
   });
 
   await step("delete with progress: the row goes away without reloading", async () => {
@@ -434,6 +501,79 @@ async function main() {
     await page.locator("header.top nav").waitFor();
     await page.locator('.yours [data-quota="spaces"]').waitFor();
     check(await page.locator("header.top nav a", { hasText: "Users" }).count() === 0, "alice sees Users");
+  });
+
+  await step("lists sort by a column's header and filter by a text box (users, spaces)", async () => {
+    const adm = await adminPage();
+    await adm.goto(`${BASE}/#/users`);
+    const names = async () => (await adm.locator("tr[data-user]").evaluateAll((rows) => rows.map((r) => r.dataset.user)));
+    await adm.locator('tr[data-user="alice"]').waitFor();
+    const byName = (a, b) => a.localeCompare(b, undefined, { numeric: true, sensitivity: "base" });
+    const initial = await names();
+    check(initial.length >= 4, `users listed: [${initial}]`);
+    check(initial.join() === [...initial].sort(byName).join(), `not sorted by name at first: [${initial}]`);
+    const header = adm.locator('th[data-sort="username"] button');
+    await header.click();
+    check((await names()).join() === [...initial].sort(byName).reverse().join(), `not descending after a click: [${await names()}]`);
+    check(await adm.locator('th[data-sort="username"]').getAttribute("aria-sort") === "descending", "aria-sort is not descending");
+    await header.click();
+    check((await names()).join() === [...initial].sort(byName).join(), `not ascending after a second click: [${await names()}]`);
+    // Sorted by a number: SSH keys, then created (oldest first: the first admin).
+    await adm.locator('th[data-sort="createdAt"] button').click();
+    check((await names())[0] === "admin", `the oldest user first: [${await names()}]`);
+    const filter = adm.locator('input[aria-label="Filter users"]');
+    await filter.fill("ALI");
+    await adm.locator(".count", { hasText: `1 of ${initial.length}` }).waitFor();
+    check((await names()).join() === "alice", `filtered by "ALI": [${await names()}]`);
+    await filter.fill("use-vnc alice");  // every word, in any column
+    check((await names()).join() === "alice", `filtered by "use-vnc alice": [${await names()}]`);
+    await filter.fill("nobody-has-this");
+    check((await names()).length === 0, `filtered by nothing: [${await names()}]`);
+    await adm.screenshot({ path: path.join(SHOTS, "users-filtered.png") });
+    await filter.fill("");
+    check((await names()).length === initial.length, "the filter, emptied, still hides users");
+    // The spaces list (bob's stopped space, as the admin sees everyone's).
+    await adm.goto(`${BASE}/#/spaces`);
+    await adm.locator('tr[data-space="bobbox"]').waitFor();
+    const spacesFilter = adm.locator('input[aria-label="Filter spaces"]');
+    await spacesFilter.fill("stopped bob");
+    check(await adm.locator("tr[data-space]").count() === 1, "filtering spaces by state and owner");
+    await spacesFilter.fill("running-nowhere");
+    check(await adm.locator("tr[data-space]").count() === 0, "a filter that matches nothing still shows spaces");
+  });
+
+  await step("nodes: an admin sees every check of each node with its status and fix, and its warnings", async () => {
+    const adm = await adminPage();
+    const nodes = (await apiGet("/nodes")).body;
+    check(Array.isArray(nodes) && nodes.length >= 1, "GET /nodes");
+    await adm.goto(`${BASE}/#/nodes`);
+    for (const node of nodes) {
+      const section = adm.locator(`section.node[data-node="${node.name}"]`);
+      await section.waitFor();
+      const rows = section.locator("tr[data-check]");
+      check(await rows.count() === node.checks.length, `${node.name}: ${await rows.count()} checks shown, ${node.checks.length} reported`);
+      for (const c of node.checks) {
+        const row = section.locator(`tr[data-check="${c.name}"]`);
+        check(await row.getAttribute("data-status") === c.status, `${c.name}: status ${await row.getAttribute("data-status")}, reported ${c.status}`);
+        check((await row.locator("td.status").textContent()).trim() === { ok: "ok", warn: "warning", missing: "missing" }[c.status], `${c.name}: the status reads "${await row.locator("td.status").textContent()}"`);
+        if (c.detail) check((await row.locator("td.detail").textContent()).includes(c.detail), `${c.name}: detail missing`);
+        if (c.status !== "ok" && c.fix) check((await row.locator("td.fix").textContent()).includes(c.fix), `${c.name}: the fix "${c.fix}" is not shown`);
+      }
+      const warnings = await section.locator(".warnings li").allTextContents();
+      check(warnings.join("|") === (node.warnings || []).join("|"), `${node.name}: warnings [${warnings}] vs [${node.warnings}]`);
+      // Sorted by status at first (missing before ok before warn, alphabetically) and filtered.
+      const statuses = await rows.evaluateAll((rs) => rs.map((r) => r.dataset.status));
+      check(statuses.join() === [...statuses].sort().join(), `checks not sorted by status: [${statuses}]`);
+      const first = node.checks[0];
+      await section.locator(`input[aria-label="Filter checks of ${node.name}"]`).fill(first.title || first.name);
+      check(await section.locator(`tr[data-check="${first.name}"]`).count() === 1, `filtering the checks by "${first.title}"`);
+    }
+    check(await adm.locator("tr[data-node-row]").count() === nodes.length, "the nodes table");
+    await adm.screenshot({ path: path.join(SHOTS, "nodes.png"), fullPage: true });
+    // Not for others: alice has no Nodes link.
+    await page.goto(`${BASE}/#/spaces`);
+    await page.locator("header.top nav").waitFor();
+    check(await page.locator("header.top nav a", { hasText: "Nodes" }).count() === 0, "alice sees Nodes");
   });
 
   await step("no Content-Security-Policy violations or script errors", async () => {

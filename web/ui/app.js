@@ -5,6 +5,8 @@ import { SpacesPage, SpaceDetail, startSpaceStore } from "/ui/spaces.js";
 import { TemplatesPage, TemplateEditor } from "/ui/templates.js";
 import { UsersPage } from "/ui/users.js";
 import { PoolsPage } from "/ui/pools.js";
+import { NodesPage } from "/ui/nodes.js";
+import { DisksPage } from "/ui/disks.js";
 import { DisplayPage } from "/ui/display.js";
 import { ConsolePage } from "/ui/console.js";
 import { TerminalPage } from "/ui/terminal.js";
@@ -51,7 +53,9 @@ function Nav({ user, page, onLogout }) {
         ${link("spaces", "Spaces", "s")}
         ${link("templates", "Templates", "t")}
         ${link("pools", "Pools", "p")}
+        ${link("disks", "Disks", "d")}
         ${isAdmin(user) && link("users", "Users", "u")}
+        ${isAdmin(user) && link("nodes", "Nodes", "o")}
       </nav>
       <span class="who">${user.username}
         <button class="link" onClick=${onLogout}>Log out</button></span>
@@ -88,7 +92,9 @@ function Shell({ session, setSession }) {
   else if (page === "templates" && id) body = html`<${TemplateEditor} name=${id} user=${user} />`;
   else if (page === "templates") body = html`<${TemplatesPage} user=${user} />`;
   else if (page === "pools") body = html`<${PoolsPage} user=${user} />`;
+  else if (page === "disks") body = html`<${DisksPage} user=${user} />`;
   else if (page === "users") body = html`<${UsersPage} user=${user} />`;
+  else if (page === "nodes" && isAdmin(user)) body = html`<${NodesPage} user=${user} />`;
   else body = html`<${SpacesPage} user=${user} />`;
   return html`
     <${Nav} user=${user} page=${page} onLogout=${logout} />

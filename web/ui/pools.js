@@ -1,6 +1,6 @@
 // Pools (GET /api/v1/pools): members of a template kept ready; anyone claims one as a space of
 // their own, admins make and remove pools. Servers without pools get a note instead.
-import { html, useState, useEffect, go, isAdmin, useTitle } from "/ui/lib.js";
+import { html, useState, useEffect, go, isAdmin, useTitle, useListView } from "/ui/lib.js";
 import * as api from "/ui/api.js";
 
 function NewPool({ onDone }) {
@@ -49,6 +49,13 @@ export function PoolsPage({ user }) {
     if (!confirm(`Delete the pool ${pool.name} and its unclaimed members?`)) return;
     try { await api.del(`/pools/${encodeURIComponent(pool.name)}`); reload(); } catch (e) { setError(e.message); }
   };
+  const view = useListView("pools", pools, [
+    { key: "name", label: "Pool" },
+    { key: "template", label: "Template" },
+    { key: "ready", label: "Ready" },
+    { key: "members", label: "Members", value: (p) => (p.members || []).map((m) => `${m.name} ${m.state}`).join(" ") },
+    { key: "actions", label: "Actions", sort: false, value: () => "" },
+  ]);
   if (pools === null) return html`<p class="loading">Loading…</p>`;
   return html`
     <section>
@@ -58,9 +65,10 @@ export function PoolsPage({ user }) {
       ${!note && isAdmin(user) && html`<${NewPool} onDone=${reload} />`}
       ${!note && pools.length === 0 && html`<p>No pools yet.</p>`}
       ${pools.length > 0 && html`
+        <div class="bar">${view.filterBox} ${view.count}</div>
         <table>
-          <thead><tr><th>Pool</th><th>Template</th><th>Ready</th><th>Members</th><th>Actions</th></tr></thead>
-          <tbody>${pools.map((p) => html`
+          ${view.head}
+          <tbody>${view.rows.map((p) => html`
             <tr data-pool=${p.name} key=${p.name}>
               <td>${p.name}</td><td>${p.template || "—"}</td><td>${p.ready ?? "?"} of ${p.size}</td>
               <td>${(p.members || []).map((m) => html`<span class="member state-${m.state}" title=${m.error || ""}>${m.name} (${m.state}) </span>`)}</td>

@@ -1,9 +1,11 @@
 // Spaces: a live list fed by the event stream (no reloading), creating a space from a
 // template, the lifecycle actions with their progress, and a space's page with its menu.
-import { html, useState, useEffect, go, hasPermission, isAdmin, when, useTitle } from "/ui/lib.js";
+import { html, useState, useEffect, go, hasPermission, isAdmin, when, useTitle, useListView } from "/ui/lib.js";
 import * as api from "/ui/api.js";
 import * as kinds from "/ui/event-kinds.js";
 import { QuotaUse } from "/ui/users.js";
+import { SpaceCharts, UseCells } from "/ui/stats.js";
+import { Snapshots } from "/ui/snapshots.js";
 
 // ---- the store: every visible space, the running operations, kept current by events ------
 
@@ -26,7 +28,8 @@ async function refreshAll() {
 
 async function refreshOne(id) {
   try {
-    spaces.set(id, { ...spaces.get(id), ...(await api.get(`/spaces/${id}`)) });
+    const fresh = await api.get(`/spaces/${id}`);
+    spaces.set(id, { ...spaces.get(id), ...fresh, stats: fresh.stats });  // none once stopped
   } catch (e) {
     if (e.status === 404) spaces.delete(id);
   }
@@ -66,17 +69,34 @@ function onEvent(event) {
   refreshOne(id);  // the rest of the space (desired state, address, error, revision)
 }
 
+// The list's CPU and memory figures: the server's latest, fetched again as often as it
+// samples (the rest of the list follows the events).
+async function refreshStats() {
+  try {
+    let changed = false;
+    for (const s of await api.get(admin ? "/spaces?all=1" : "/spaces")) {
+      const had = spaces.get(s.id);
+      if (had && JSON.stringify(had.stats) !== JSON.stringify(s.stats)) {
+        spaces.set(s.id, { ...had, stats: s.stats });
+        changed = true;
+      }
+    }
+    if (changed) emit();
+  } catch (e) { console.error("spaces", e); }
+}
+
 // Starts listening (once per page); returns the function that stops.
 export function startSpaceStore(user) {
   admin = isAdmin(user);
   refreshAll();
+  const statsTimer = setInterval(refreshStats, 10000);
   const stop = api.subscribe(onEvent, (up) => {
     const was = connected;
     connected = up;
     if (up && !was) refreshAll();  // whatever happened while we were away
     emit();
   });
-  return () => { stop(); connected = false; };
+  return () => { stop(); clearInterval(statsTimer); connected = false; };
 }
 
 export function useSpaces() {
@@ -111,13 +131,16 @@ async function act(space, action) {
 
 function Actions({ space, onError }) {
   const run = (action) => act(space, action).catch((e) => onError(`${action} ${space.name}: ${e.message}`));
-  const busy = ["pending", "creating", "deleting"].includes(space.state);
+  const busy = ["pending", "creating", "deleting", "suspending"].includes(space.state);
   const running = space.state === "running" || space.state === "starting";
+  const suspended = space.state === "suspended";
   return html`
     <span class="actions">
-      <button onClick=${() => run("start")} disabled=${busy || running}>Start</button>
-      <button onClick=${() => run("stop")} disabled=${busy || !running}>Stop</button>
+      <button onClick=${() => run("start")} disabled=${busy || running}>${suspended ? "Resume" : "Start"}</button>
+      <button onClick=${() => run("stop")} disabled=${busy || !(running || suspended)}>Stop</button>
       <button onClick=${() => run("restart")} disabled=${busy || !running}>Restart</button>
+      <button onClick=${() => run("suspend")} disabled=${busy || space.state !== "running"}
+        title="Save its memory to disk and let its machine go; Resume, its console or a tunnel continues it">Suspend</button>
       <button class="danger" onClick=${() => run("delete")} disabled=${space.state === "deleting"}>Delete</button>
     </span>`;
 }
@@ -131,8 +154,12 @@ function Progress({ op }) {
     </span>`;
 }
 
+// The list's address (bowline's IP, or a running NAT space's DHCP lease), else the IP.
+const addressOf = (s) => s.address || s.ip || "";
+
 function State({ space }) {
-  const moving = space.desiredState && space.desiredState !== space.state;
+  // A suspended space wants to run, and does once anything uses it: not "moving".
+  const moving = space.desiredState && space.desiredState !== space.state && space.state !== "suspended";
   return html`<span class="state state-${space.state}" data-state=${space.state}>${space.state}${
     moving ? html` <small>→ ${space.desiredState}</small>` : ""}</span>`;
 }
@@ -196,7 +223,18 @@ export function SpacesPage({ user }) {
   const [error, setError] = useState("");
   const [me, setMe] = useState(null);  // one's own quota and use, again as spaces come and go
   useEffect(() => { api.get("/whoami").then(setMe, () => {}); }, [list.length]);
-  const sorted = [...list].sort((a, b) => a.name.localeCompare(b.name));
+  const view = useListView("spaces", list, [
+    { key: "name", label: "Name" },
+    { key: "state", label: "State" },
+    { key: "cpu", label: "CPU", value: (s) => (s.stats ? s.stats.cpuPercent : null) },
+    { key: "memory", label: "Memory", value: (s) => (s.stats ? s.stats.memoryUsedBytes ?? s.stats.memoryAvailableBytes : null) },
+    { key: "address", label: "IP", value: addressOf },
+    { key: "node", label: "Node" },
+    { key: "template", label: "Template" },
+    ...(isAdmin(user) ? [{ key: "owner", label: "Owner" }] : []),
+    { key: "error", label: "Progress / error", sort: false },
+    { key: "actions", label: "Actions", sort: false, value: () => "" },
+  ]);
   return html`
     <section>
       <div class="bar">
@@ -207,16 +245,17 @@ export function SpacesPage({ user }) {
       </div>
       ${creating && html`<${CreateForm} user=${user} onDone=${() => setCreating(false)} />`}
       ${error && html`<p class="error" role="alert">${error} <button class="link" onClick=${() => setError("")}>dismiss</button></p>`}
-      ${sorted.length === 0 ? html`<p>No spaces yet.</p>` : html`
+      ${list.length === 0 ? html`<p>No spaces yet.</p>` : html`
+      <div class="bar">${view.filterBox} ${view.count}</div>
       <table class="spaces">
-        <thead><tr><th>Name</th><th>State</th><th>IP</th><th>Node</th><th>Template</th>
-          ${isAdmin(user) && html`<th>Owner</th>`}<th>Progress / error</th><th>Actions</th></tr></thead>
+        ${view.head}
         <tbody>
-          ${sorted.map((s) => html`
+          ${view.rows.map((s) => html`
             <tr data-space=${s.name} key=${s.id}>
               <td><a href="#/spaces/${s.id}">${s.name}</a></td>
               <td><${State} space=${s} /></td>
-              <td class="ip">${s.ip || ""}</td>
+              <${UseCells} space=${s} />
+              <td class="ip">${addressOf(s)}</td>
               <td>${s.node || ""}</td>
               <td>${s.template}</td>
               ${isAdmin(user) && html`<td>${s.owner || ""}</td>`}
@@ -229,6 +268,16 @@ export function SpacesPage({ user }) {
 }
 
 // ---- one space ------------------------------------------------------------------------------
+
+// "after 30m idle (idle 4m now)", "off": the CLI's words.
+function idleText(idle, state) {
+  if (!idle) return "—";
+  if (!idle.after) return "off";
+  const d = (s) => (s < 60 ? `${s}s` : s % 3600 === 0 ? `${s / 3600}h` :
+    s % 60 === 0 ? `${s / 60}m` : `${Math.floor(s / 60)}m${s % 60}s`);
+  if (idle.idleFor != null) return `after ${d(idle.after)} idle (idle ${d(idle.idleFor)} now)`;
+  return `after ${d(idle.after)} idle${state === "running" ? " (in use now)" : ""}`;
+}
 
 // The CLI's words (space info): null readiness means the node does not report it (a
 // KubeVirt space has no console log for bowline to read), not that the guest is down.
@@ -280,6 +329,40 @@ function Connect({ space, info, user, terminal }) {
       VM Console is the serial console, for when SSH is down: log in with your service password.</p>`;
 }
 
+// A stopped bridged space's address (PUT /spaces/{id}/ip): the guest takes it at its next
+// start. The server's refusal (taken, outside the range, the gateway) is shown by the field.
+function SetIp({ space }) {
+  const [error, setError] = useState("");
+  const [done, setDone] = useState("");
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    const ip = e.target.ip.value.trim();
+    setBusy(true);
+    setError("");
+    setDone("");
+    try {
+      const r = await api.put(`/spaces/${space.id}/ip`, { ip });
+      spaces.set(space.id, { ...spaces.get(space.id), ...r, address: r.ip });
+      emit();
+      setDone(`The address is now ${r.ip}; the guest takes it at its next start.`);
+      e.target.reset();
+    } catch (err) {
+      setError(err.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`
+    <form class="set-ip" onSubmit=${submit} aria-label="Change the IP address">
+      <label>New IP address <input name="ip" required placeholder=${space.ip || "198.51.100.20"}
+        aria-invalid=${error ? "true" : null} aria-describedby=${error ? "set-ip-error" : null} /></label>
+      <button type="submit" disabled=${busy}>Change the address</button>
+      ${error && html`<span class="error" id="set-ip-error" role="alert">${error}</span>`}
+      ${done && html`<span class="ok" role="status">${done}</span>`}
+    </form>`;
+}
+
 export function SpaceDetail({ id, user }) {
   const { get, operations: ops } = useSpaces();
   const listed = get(id);
@@ -299,7 +382,9 @@ export function SpaceDetail({ id, user }) {
   const tmpl = templates.find((t) => t.name === space.template) || {};
   const display = tmpl.display && hasPermission(user, "use-vnc");
   const console_ = tmpl.console && hasPermission(user, "use-web-terminal");
-  const terminal = hasPermission(user, "use-web-terminal") && space.state === "running";
+  // Opening the terminal resumes a suspended space (the server waits for it).
+  const terminal = hasPermission(user, "use-web-terminal") &&
+    (space.state === "running" || space.state === "suspended");
   const info = (detail && detail.info) || {};
   const readiness = info.readiness || {};
   return html`
@@ -317,8 +402,10 @@ export function SpaceDetail({ id, user }) {
       <${Progress} op=${ops.get(space.id)} />
       ${error && html`<p class="error" role="alert">${error}</p>`}
       ${space.error && html`<p class="error">${space.error}</p>`}
+      ${info.suspended && html`<p class="suspended" role="status">Suspended: ${info.suspended.reason}, at ${new Date(info.suspended.at).toLocaleString()}. Resume, or open its console, display or terminal, and it continues where it was.</p>`}
       <dl class="facts">
-        <dt>IP</dt><dd class="ip">${space.ip || info.address || "—"}</dd>
+        <dt>Idle suspend</dt><dd class="idle">${idleText(info.idleSuspend, space.state)}</dd>
+        <dt>IP</dt><dd class="ip">${space.address || space.ip || info.address || "—"}</dd>
         <dt>Node</dt><dd>${space.node || "—"}</dd>
         <dt>Template</dt><dd><a href="#/templates/${space.template}">${space.template}</a> (revision ${space.appliedRevision || "—"} of ${space.templateRevision})${space.redefinePending ? " · the new revision applies at the next start" : ""}</dd>
         ${(info.pendingChanges || []).length > 0 && html`
@@ -329,6 +416,9 @@ export function SpaceDetail({ id, user }) {
         <dt>Readiness</dt><dd class="readiness">${detail ? readinessText(info.readiness) : "…"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>
         <dt>Created</dt><dd>${when(space.createdAt)}</dd>
       </dl>
+      ${space.state === "stopped" && tmpl.network === "bridged" && html`<${SetIp} space=${space} />`}
+      <${SpaceCharts} id=${space.id} />
+      <${Snapshots} space=${space} />
       <${Connect} space=${space} info=${info} user=${user} />
       ${info.consoleTail && info.consoleTail.length > 0 && html`
         <h2>Console (last lines)</h2>

@@ -1,6 +1,6 @@
 // Templates: the list, and an editor that validates the YAML on the server and shows each
 // diagnostic at its line and column.
-import { html, useState, useEffect, useRef, go, isAdmin, when, useTitle } from "/ui/lib.js";
+import { html, useState, useEffect, useRef, go, isAdmin, when, useTitle, useListView } from "/ui/lib.js";
 import * as api from "/ui/api.js";
 
 export function TemplatesPage({ user }) {
@@ -8,15 +8,26 @@ export function TemplatesPage({ user }) {
   const [list, setList] = useState(null);
   const [error, setError] = useState("");
   useEffect(() => { api.get("/templates").then(setList, (e) => setError(e.message)); }, []);
+  const yesNo = (v) => (v ? "yes" : "no");
+  const view = useListView("templates", list, [
+    { key: "name", label: "Name" },
+    { key: "description", label: "Description" },
+    { key: "network", label: "Network" },
+    { key: "revision", label: "Revision" },
+    { key: "display", label: "Display", value: (t) => yesNo(t.display) },
+    { key: "console", label: "Console", value: (t) => yesNo(t.console) },
+    { key: "updatedAt", label: "Changed" },
+  ]);
   return html`
     <section>
       <div class="bar"><h1>Templates</h1>
         ${isAdmin(user) && html`<a class="button" href="#/templates/new" accesskey="n">New template</a>`}</div>
       ${error && html`<p class="error">${error}</p>`}
       ${list === null ? html`<p class="loading">Loading…</p>` : list.length === 0 ? html`<p>No templates yet.</p>` : html`
+        <div class="bar">${view.filterBox} ${view.count}</div>
         <table>
-          <thead><tr><th>Name</th><th>Description</th><th>Network</th><th>Revision</th><th>Display</th><th>Console</th><th>Changed</th></tr></thead>
-          <tbody>${list.map((t) => html`
+          ${view.head}
+          <tbody>${view.rows.map((t) => html`
             <tr data-template=${t.name}><td><a href="#/templates/${encodeURIComponent(t.name)}">${t.name}</a></td>
               <td>${t.description || ""}</td><td>${t.network || ""}</td><td>${t.revision}</td><td>${t.display ? "yes" : "no"}</td><td>${t.console ? "yes" : "no"}</td>
               <td>${when(t.updatedAt)}</td></tr>`)}</tbody>

@@ -1,6 +1,6 @@
 // Users, for admins: the list, a new user, permissions, passwords and quotas; and a user's use
 // against their quota, which the spaces page shows for oneself.
-import { html, useState, useEffect, when, useTitle } from "/ui/lib.js";
+import { html, useState, useEffect, when, useTitle, useListView } from "/ui/lib.js";
 import * as api from "/ui/api.js";
 
 const PERMISSIONS = ["admin", "use-vnc", "use-web-terminal", "use-ssh", "use-ports"];
@@ -127,13 +127,24 @@ export function UsersPage() {
   const [error, setError] = useState("");
   const reload = () => api.get("/users").then(setUsers, (e) => setError(e.message));
   useEffect(() => { reload(); }, []);
+  const view = useListView("users", users, [
+    { key: "username", label: "User" },
+    { key: "email", label: "Email" },
+    { key: "permissions", label: "Permissions", value: (u) => (u.permissions || []).join(" ") },
+    { key: "hasPassword", label: "Password", value: (u) => (u.hasPassword ? "yes" : "no") },
+    { key: "usage", label: "Use / quota", value: (u) => (u.usage ? u.usage.spaces : null) },
+    { key: "sshKeys", label: "SSH keys", value: (u) => (u.sshKeys || []).length },
+    { key: "createdAt", label: "Created" },
+    { key: "error", label: "", sort: false, value: () => "" },
+  ]);
   return html`
     <section>
       <div class="bar"><h1>Users</h1></div>
       ${error && html`<p class="error">${error}</p>`}
       <${NewUser} onDone=${reload} />
       ${users && html`
-        <table><thead><tr><th>User</th><th>Email</th><th>Permissions</th><th>Password</th><th>Use / quota</th><th>SSH keys</th><th>Created</th><th></th></tr></thead>
-          <tbody>${users.map((u) => html`<${UserRow} key=${u.id} u=${u} reload=${reload} />`)}</tbody></table>`}
+        <div class="bar">${view.filterBox} ${view.count}</div>
+        <table>${view.head}
+          <tbody>${view.rows.map((u) => html`<${UserRow} key=${u.id} u=${u} reload=${reload} />`)}</tbody></table>`}
     </section>`;
 }

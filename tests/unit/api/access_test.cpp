@@ -216,9 +216,16 @@ TEST_F(AccessTest, EveryRouteForEveryKindOfCaller) {
           EXPECT_EQ(status, 404) << what;
           break;
         case Want::Allowed:
-          // No pool exists here (pools take NAT templates): its 404 says so, not "not yours".
-          if (route.pattern.rfind("/api/v1/pools/", 0) == 0)
+          // No pool exists here (pools take NAT templates), nor a disk of that name: their
+          // 404 says so, not "not yours".
+          if (route.pattern.rfind("/api/v1/pools/", 0) == 0 ||
+              route.pattern.rfind("/api/v1/disks/", 0) == 0)
             EXPECT_TRUE(status != 401 && status != 403) << what;
+          else if (route.pattern.find("/snapshots/{name}") != std::string::npos)
+            // Nor a snapshot: the 404 names the snapshot, not the space.
+            EXPECT_TRUE(status != 401 && status != 403 &&
+                        (status != 404 || body.find("no snapshot named") != std::string::npos))
+                << what;
           else
             EXPECT_TRUE(status != 401 && status != 403 && status != 404) << what;
           if (is_websocket(route)) {
@@ -745,6 +752,56 @@ TEST_F(security_access, AUserIsDeletedOnlyWithoutSpacesAndTakesTheirTokensAlong)
   EXPECT_EQ(client.request("DELETE", "/api/v1/users/" + loner.username, admin).status, 204);
   EXPECT_EQ(client.get("/api/v1/whoami", loner.token).status, 401);
   EXPECT_EQ(client.get("/api/v1/users/" + loner.username, admin).status, 404);
+}
+
+TEST_F(security_access, AUsersSpacesAreHandedOverAllOrNoneBeforeTheDeleteWithTransferTo) {
+  HttpClient client(port());
+  const auto admin = stack_.admin_token();
+  const auto path = "/api/v1/users/" + granted_.username + "?transfer_to=";
+  const auto heir = person("heir", {});
+  // A clash of names refuses the whole transfer: the heir's own space has one of the names.
+  const auto granted_names = [&] {
+    std::set<std::string> names;
+    for (const auto& s : stack_.store().spaces().list())
+      if (s.owner_id &&
+          *s.owner_id == stack_.store().users().find_by_username(granted_.username)->id)
+        names.insert(s.name);
+    return names;
+  };
+  const auto before = granted_names();
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(client.request("DELETE", path + "nobody-here", admin).status, 404);
+  EXPECT_EQ(client.request("DELETE", path + granted_.username, admin).status, 400);
+  // Over the heir's quota: 403 saying so, and nothing moved.
+  ASSERT_EQ(
+      client
+          .request("PATCH", "/api/v1/users/" + heir.username + "/quota", admin, R"({"spaces": 1})")
+          .status,
+      200);
+  const auto over = client.request("DELETE", path + heir.username, admin);
+  EXPECT_EQ(over.status, 403) << over.body;
+  EXPECT_NE(over.body.find("quota"), std::string::npos) << over.body;
+  EXPECT_EQ(granted_names(), before);
+  ASSERT_EQ(client
+                .request("PATCH", "/api/v1/users/" + heir.username + "/quota", admin,
+                         R"({"spaces": "unlimited"})")
+                .status,
+            200);
+  // Only admins.
+  EXPECT_EQ(client.request("DELETE", path + heir.username, granted_.token).status, 403);
+  const auto done = client.request("DELETE", path + heir.username, admin);
+  ASSERT_EQ(done.status, 204) << done.body;
+  EXPECT_EQ(client.get("/api/v1/whoami", granted_.token).status, 401);
+  // The heir has them, by the same names, and sees them; the space page says the account
+  // changes at the next start.
+  const auto theirs = client.get("/api/v1/spaces", heir.token);
+  ASSERT_EQ(theirs.status, 200);
+  std::set<std::string> names;
+  for (const auto& s : theirs.parsed()) names.insert(s["name"].get<std::string>());
+  EXPECT_EQ(names, before);
+  const auto info = client.get("/api/v1/spaces/" + granted_space_, heir.token);
+  ASSERT_EQ(info.status, 200);
+  EXPECT_NE(info.body.find("account"), std::string::npos) << info.body;
 }
 
 // ---- sessions -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -330,9 +331,13 @@ inline std::string bridged_template(const std::string& bridge = "br-test",
 // the HTTP server on a free port.
 class ApiStack {
  public:
+  // What the node talks to instead of the test driver itself: a wrapper around it.
+  using HypervisorWrap =
+      std::function<std::unique_ptr<libvirt::Hypervisor>(libvirt::Hypervisor& test_driver)>;
+
   // `engine`: the engine's settings (e.g. default quotas); the stack sets no others.
   explicit ApiStack(HttpServerOptions http = test_http_options(),
-                    engine::EngineSettings engine = {}) {
+                    engine::EngineSettings engine = {}, HypervisorWrap wrap = {}) {
     images_ = dir_.path() / "images";
     std::filesystem::create_directories(images_ / "cloud-images");
     std::filesystem::create_directories(images_ / "base");
@@ -347,6 +352,7 @@ class ApiStack {
     libvirt::LibvirtOptions lo;
     lo.uri = "test:///default";
     hypervisor_ = std::make_unique<libvirt::LibvirtHypervisor>(lo);
+    if (wrap) wrapped_ = wrap(*hypervisor_);
     image::CacheOptions co;
     co.cloud_image_path = images_ / "cloud-images";
     co.base_image_path = images_ / "base";
@@ -357,8 +363,8 @@ class ApiStack {
     local.node.domain_type = plan::DomainType::Qemu;
     local.node.images_path = images_.string();
     local.stop_timeout = std::chrono::seconds(2);
-    node_ =
-        std::make_unique<engine::LibvirtNode>(*hypervisor_, *images_cache_, *disks_, probe_, local);
+    node_ = std::make_unique<engine::LibvirtNode>(wrapped_ ? *wrapped_ : *hypervisor_,
+                                                  *images_cache_, *disks_, probe_, local);
     engine_ = std::make_unique<engine::Engine>(*store_, *events_, std::move(engine));
     engine_->add_node(*node_);
     engine_->start();
@@ -423,6 +429,7 @@ class ApiStack {
   std::unique_ptr<store::Store> store_;
   std::string admin_token_;
   std::unique_ptr<libvirt::LibvirtHypervisor> hypervisor_;
+  std::unique_ptr<libvirt::Hypervisor> wrapped_;
   std::unique_ptr<image::ImageCache> images_cache_;
   std::unique_ptr<image::Disks> disks_;
   std::unique_ptr<engine::EventBus> events_;

@@ -316,6 +316,49 @@ TEST_F(SpacesTest, TheListHasTheSameObjectsAsASingleGet) {
   EXPECT_EQ(all, spaces);
 }
 
+// Each listed space's "address": bowline's IP (bridged), else while the space runs what the
+// nodes' leases say (the engine's learned_addresses), else null. The list of every space is
+// kept while the addresses are the same map and rebuilt when they change.
+TEST_F(SpacesTest, TheListedAddressIsTheIpOrWhileRunningTheLearnedOne) {
+  const auto alice = stack_.make_user(unique("alice"));
+  std::vector<std::string> ids;
+  for (const auto* name : {"bridged", "nat"}) {
+    const auto r = client_.post("/api/v1/spaces", alice,
+                                {{"template", "dev"}, {"name", name}, {"start", false}});
+    ASSERT_EQ(r.status, 202) << r.body;
+    ids.push_back(r.parsed()["space"]["id"]);
+  }
+  stack_.engine().wait_idle();
+  auto& spaces = stack_.store().spaces();
+  const auto bridged_ip = *spaces.get(ids[0])->ip;
+  spaces.set_ip(ids[1], std::nullopt);  // as a NAT space has none
+  spaces.set_state(ids[1], store::SpaceState::Running);
+  using Addresses = SpacesListCache::Addresses;
+  const auto learned = std::make_shared<const Addresses>(
+      Addresses{{ids[0], "198.51.100.99"}, {ids[1], "198.51.100.77"}});
+  SpacesListCache cache;
+  const auto first = cache.list(stack_.store(), std::nullopt, learned);
+  auto list = json::parse(*first);
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["address"], bridged_ip) << "the learned address beat bowline's own";
+  EXPECT_EQ(list[1]["address"], "198.51.100.77");
+  EXPECT_EQ(list, json::parse(spaces_list_json(stack_.store(), std::nullopt, *learned)));
+  EXPECT_EQ(cache.list(stack_.store(), std::nullopt, learned), first) << "rebuilt needlessly";
+  const auto moved = std::make_shared<const Addresses>(Addresses{{ids[1], "198.51.100.78"}});
+  EXPECT_EQ(json::parse(*cache.list(stack_.store(), std::nullopt, moved))[1]["address"],
+            "198.51.100.78");
+  const auto alices = stack_.store().users().list().back().id;
+  EXPECT_EQ(json::parse(*cache.list(stack_.store(), alices, moved))[1]["address"], "198.51.100.78");
+  spaces.set_state(ids[1], store::SpaceState::Stopped);
+  EXPECT_TRUE(json::parse(*cache.list(stack_.store(), std::nullopt, moved))[1]["address"].is_null())
+      << "a stopped space has no address from a lease";
+  EXPECT_TRUE(json::parse(*cache.list(stack_.store(), std::nullopt))[1]["address"].is_null());
+  // Through the API (no leases on the test driver): the IP, or null.
+  list = client_.get("/api/v1/spaces", alice).parsed();
+  EXPECT_EQ(list[0]["address"], bridged_ip);
+  EXPECT_TRUE(list[1]["address"].is_null()) << list[1];
+}
+
 // docs: 200 concurrent creates on a bridged range of 91 addresses give 91 distinct addresses
 // and 109 clear "range exhausted" errors, never a duplicate.
 TEST_F(SpacesTest, TwoHundredConcurrentCreatesOnNinetyOneAddresses) {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+
 #include "api_test_support.hpp"
 
 namespace bowline::api::testing {
@@ -176,6 +179,31 @@ TEST(StaticFilesDefaults, TheCommittedUiLoadsOnlyFilesThisServerHas) {
   ASSERT_EQ(page.status, 200);
   EXPECT_EQ(page.body.find("<script>"), std::string::npos) << "no inline scripts";
   EXPECT_EQ(files.handle(get("/ui/app.js")).status, 200);
+}
+
+TEST(StaticFilesDefaults, EveryFileTheUiLoadsIsServed) {
+  // What index.html links and every module of web/ui imports, vendored packages included
+  // (uplot for the space page's charts): each must be a file the server answers.
+  const auto web = fs::path(BOWLINE_SOURCE_DIR) / "web";
+  if (!fs::exists(web / "node_modules")) GTEST_SKIP() << "no web/node_modules: run scripts/setup";
+  StaticFiles files(web);
+  files.add_generated("/ui/event-kinds.js", event_kinds_module(),
+                      "text/javascript");  // as the server
+  std::set<std::string> paths;
+  const std::regex reference(R"re((?:href|src)="(/ui/[^"]+)"|from "(/ui/[^"]+)")re");
+  std::vector<fs::path> sources{web / "ui" / "index.html"};
+  for (const auto& entry : fs::directory_iterator(web / "ui"))
+    if (entry.path().extension() == ".js") sources.push_back(entry.path());
+  for (const auto& file : sources) {
+    const auto text = test_support::read_file(file.string());
+    for (std::sregex_iterator it(text.begin(), text.end(), reference), end; it != end; ++it)
+      paths.insert((*it)[1].matched ? (*it)[1].str() : (*it)[2].str());
+  }
+  EXPECT_TRUE(paths.count("/ui/vendor/uplot/dist/uPlot.esm.js"));
+  EXPECT_TRUE(paths.count("/ui/vendor/uplot/dist/uPlot.min.css"));
+  for (const auto& path : paths)
+    EXPECT_EQ(files.handle(get(path)).status, 200)
+        << path << " (after a change of web/package-lock.json, scripts/setup runs npm ci)";
 }
 
 }  // namespace

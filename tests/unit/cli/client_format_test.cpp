@@ -34,6 +34,20 @@ TEST(ClientFormat, SpacesTable) {
   EXPECT_EQ(format_spaces(ojson::array()), "NAME  STATE  IP  TEMPLATE  OWNER  NODE  ID\n");
 }
 
+// A running NAT space has no IP of bowline's; the list's "address" (its DHCP lease) shows.
+TEST(ClientFormat, SpacesTableShowsTheLeasedAddressOfANatSpace) {
+  auto spaces = ojson::parse(kSpaces);
+  spaces[0]["ip"] = nullptr;
+  spaces[0]["address"] = "198.51.100.37";
+  spaces[1]["address"] = nullptr;
+  EXPECT_EQ(format_spaces(spaces),
+            "NAME       STATE    IP             TEMPLATE  OWNER  NODE   ID\n"
+            "dev        running  198.51.100.37  nat       alice  local  "
+            "0b7e3c1a-5d2f-4e8a-9c3b-1f2e3d4c5b6a\n"
+            "build-box  stopped  -              bridged   bob    local  "
+            "1c2d3e4f-0000-4000-8000-000000000001\n");
+}
+
 TEST(ClientFormat, SpaceInfo) {
   auto space = ojson::parse(kSpaces)[1];
   space["state"] = "running";
@@ -82,6 +96,50 @@ TEST(ClientFormat, ReadinessWithoutInfoIsUnknown) {
   EXPECT_EQ(readiness_summary(readiness_of(space)), "unknown");
   EXPECT_THAT(format_space_info(space), HasSubstr("readiness:          unknown\n"));
   EXPECT_THAT(format_space_info(space), HasSubstr("domain definition:  from revision 3\n"));
+}
+
+// A running space's "stats" as GET /spaces and GET /spaces/{id} carry it.
+ojson with_stats(ojson space) {
+  space["stats"] = ojson::parse(R"({"time": 1714564800000, "cpuPercent": 87.25, "vcpus": 2,
+    "memoryUsedBytes": 42153984, "memoryAvailableBytes": 240648192, "memoryRssBytes": 188743680,
+    "diskReadBytesPerSecond": 1536, "diskWriteBytesPerSecond": 0, "diskReadsPerSecond": 0.3,
+    "diskWritesPerSecond": 0, "networkReceiveBytesPerSecond": 120,
+    "networkTransmitBytesPerSecond": null})");
+  return space;
+}
+
+TEST(ClientFormat, stats_SpaceInfoLines) {
+  const auto text = format_space_info(with_stats(ojson::parse(kSpaces)[0]));
+  EXPECT_THAT(text, HasSubstr("cpu:                87.2% of 2 vCPUs\n"));
+  EXPECT_THAT(text,
+              HasSubstr("memory:             40.2 MiB used of 229.5 MiB (host: 180.0 MiB)\n"));
+  EXPECT_THAT(text,
+              HasSubstr("disk:               read 1.5 KiB/s (0.3 IOPS), write 0 B/s (0.0 IOPS)\n"));
+  EXPECT_THAT(text, HasSubstr("network:            in 120 B/s, out -\n"));
+  // Nothing known (a node that reports no counters): one line that says so.
+  auto blank = ojson::parse(kSpaces)[0];
+  blank["stats"] = {{"time", 1}, {"cpuPercent", nullptr}, {"vcpus", nullptr}};
+  EXPECT_THAT(format_space_info(blank),
+              HasSubstr("usage:              not reported by its node\n"));
+  // A stopped space has no stats at all: no lines.
+  EXPECT_THAT(format_space_info(ojson::parse(kSpaces)[1]), ::testing::Not(HasSubstr("cpu:")));
+}
+
+TEST(ClientFormat, stats_TopTableBusiestFirst) {
+  auto spaces = ojson::parse(kSpaces);
+  auto idle = with_stats(spaces[0]);
+  idle["name"] = "idle";
+  idle["stats"]["cpuPercent"] = 1.0;
+  spaces = ojson::array({spaces[1], idle, with_stats(spaces[0])});
+  EXPECT_EQ(format_top(spaces),
+            "NAME       OWNER  NODE   STATE    CPU%  MEMORY                DISK READ  DISK WRITE  "
+            "NET IN   NET OUT\n"
+            "dev        alice  local  running  87.2  40.2 MiB / 229.5 MiB  1.5 KiB/s  0 B/s       "
+            "120 B/s  -\n"
+            "idle       alice  local  running  1.0   40.2 MiB / 229.5 MiB  1.5 KiB/s  0 B/s       "
+            "120 B/s  -\n"
+            "build-box  bob    local  stopped  -     -                     -          -           "
+            "-        -\n");
 }
 
 TEST(ClientFormat, Progress) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -759,7 +760,9 @@ TEST_F(DeviceEngineTest, DedicatedCpusArePinnedFromTheSetAside) {
                               "are free"),
             std::string::npos)
       << second.error;
+  // Operations on different spaces run side by side: the CPUs are free once the stop is done.
   engine_->stop_space(first.id);
+  engine_->wait_idle();
   engine_->start_space(second.id);
   engine_->wait_idle();
   EXPECT_EQ(space(second.id).state, store::SpaceState::Running) << space(second.id).error;
@@ -896,6 +899,71 @@ TEST_F(EngineTest, AHaltedSpaceIsMadeButNotStarted) {
   const auto s = space(create(tmpl, "dev").space.id);
   EXPECT_EQ(s.state, store::SpaceState::Stopped);
   EXPECT_EQ(s.desired_state, store::DesiredState::Stopped);
+}
+
+// The list of spaces shows NAT addresses from one pass over the node's DHCP leases, matched by
+// each space's MAC: no question per domain, a renewed lease's newest address, no IPv6, no
+// bridged space (its address is bowline's); kept for a second, the same map while it holds.
+TEST_F(EngineTest, LearnedAddressesComeFromOnePassOverTheLeases) {
+  const auto nat = add_template(nat_template());
+  const auto a = space(create(nat, "a").space.id);
+  const auto b = space(create(nat, "b").space.id);
+  const auto c = space(create(nat, "c").space.id);
+  const auto stopped = space(create(nat, "off", std::nullopt, false).space.id);
+  const auto bridged = space(create(add_template(bridged_template()), "br").space.id);
+  ASSERT_EQ(a.state, store::SpaceState::Running) << a.error;
+  ASSERT_EQ(bridged.state, store::SpaceState::Running) << bridged.error;
+  class Leases final : public ForwardingHypervisor {
+   public:
+    using ForwardingHypervisor::ForwardingHypervisor;
+    std::vector<libvirt::DhcpLease> dhcp_leases() override {
+      ++passes;
+      return leases;
+    }
+    std::vector<libvirt::InterfaceAddress> interface_addresses(
+        const std::string& name, libvirt::AddressSource source) override {
+      ++per_domain;
+      return ForwardingHypervisor::interface_addresses(name, source);
+    }
+    std::vector<libvirt::DhcpLease> leases;
+    std::atomic<int> passes{0}, per_domain{0};
+  };
+  auto wrapped = std::make_unique<Leases>(*hypervisor_);
+  auto& seam = *wrapped;
+  wrapper_ = std::move(wrapped);
+  const auto mac = [](const store::Space& s) { return plan::mac_for(s.id, 0); };
+  auto upper = mac(a);
+  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  seam.leases = {{"default", upper, "198.51.100.7", false, 100},
+                 {"default", mac(b), "198.51.100.9", false, 200},
+                 {"default", mac(b), "198.51.100.8", false, 100},  // the older lease
+                 {"default", mac(c), "fd00::5", true, 300},
+                 {"default", mac(stopped), "198.51.100.20", false, 100},
+                 {"default", mac(bridged), "198.51.100.21", false, 100}};
+  start_engine(seam);
+  engine_->wait_idle();
+  seam.per_domain = 0;
+  const auto first = engine_->learned_addresses();
+  EXPECT_EQ(*first, (Engine::AddressMap{{a.id, "198.51.100.7"}, {b.id, "198.51.100.9"}}));
+  EXPECT_EQ(seam.passes, 1);
+  EXPECT_EQ(seam.per_domain, 0) << "asked domain by domain";
+  EXPECT_EQ(engine_->learned_addresses(), first);  // within the second: no new pass
+  EXPECT_EQ(seam.passes, 1);
+  timer_.advance(std::chrono::seconds(2));
+  EXPECT_EQ(engine_->learned_addresses(), first) << "the same addresses make a new map";
+  EXPECT_EQ(seam.passes, 2);
+  seam.leases.push_back({"default", mac(c), "198.51.100.10", false, 300});
+  timer_.advance(std::chrono::seconds(2));
+  const auto second = engine_->learned_addresses();
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->at(c.id), "198.51.100.10");
+}
+
+// A node that cannot read leases (libvirt's test driver) lists its spaces without addresses.
+TEST_F(EngineTest, LearnedAddressesAreEmptyWhereTheNodeHasNoLeases) {
+  const auto s = space(create(add_template(nat_template()), "a").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  EXPECT_TRUE(engine_->learned_addresses()->empty());
 }
 
 }  // namespace

@@ -32,6 +32,9 @@ class ForwardingHypervisor : public libvirt::Hypervisor {
     return inner_.lookup(name);
   }
   std::vector<libvirt::DomainInfo> list() override { return inner_.list(); }
+  std::vector<libvirt::DomainStats> all_domain_stats() override {
+    return inner_.all_domain_stats();
+  }
   libvirt::DomainStatus state(const std::string& name) override { return inner_.state(name); }
   void set_autostart(const std::string& name, bool autostart) override {
     inner_.set_autostart(name, autostart);
@@ -54,6 +57,7 @@ class ForwardingHypervisor : public libvirt::Hypervisor {
     return inner_.lookup_network(name);
   }
   std::vector<libvirt::NetworkInfo> list_networks() override { return inner_.list_networks(); }
+  std::vector<libvirt::DhcpLease> dhcp_leases() override { return inner_.dhcp_leases(); }
   std::optional<std::string> nwfilter_xml(const std::string& name) override {
     return inner_.nwfilter_xml(name);
   }

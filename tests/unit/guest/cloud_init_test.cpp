@@ -65,7 +65,7 @@ TEST(UserData, HoldsOurUserAndSettings) {
   // program (the instance-id stays, so cloud-init's own modules would not apply a change).
   EXPECT_FALSE(doc["write_files"]);
   ASSERT_EQ(doc["bootcmd"].size(), 1u);
-  ASSERT_EQ(doc["bootcmd"][0].size(), 10u);
+  ASSERT_EQ(doc["bootcmd"][0].size(), 11u);
   EXPECT_EQ(doc["bootcmd"][0][0].as<std::string>(), "sh");
   EXPECT_EQ(doc["bootcmd"][0][1].as<std::string>(), "-c");
   EXPECT_EQ(doc["bootcmd"][0][2].as<std::string>(), kOwnerBootScript);
@@ -80,6 +80,9 @@ TEST(UserData, HoldsOurUserAndSettings) {
   EXPECT_EQ(boot_arg(doc, BootArg::Resolv),
             "# written by bowline at boot: the space's resolvers\nnameserver 1.1.1.1\n"
             "nameserver 1.0.0.1\n");
+  // The instance-id, so that a disk another instance booted (a clone) gets its own machine-id.
+  EXPECT_EQ(boot_arg(doc, BootArg::Instance), hand_plan().guest.instance_id);
+  EXPECT_FALSE(hand_plan().guest.instance_id.empty());
   EXPECT_EQ(strings(doc["updates"]["network"]["when"]),
             (std::vector<std::string>{"boot-new-instance", "boot"}));
   EXPECT_EQ(doc["runcmd"].size(), 2u);

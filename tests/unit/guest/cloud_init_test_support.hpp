@@ -210,7 +210,15 @@ inline bool has(const Json& map, std::string_view key) {
 
 // The arguments of bowline's every-boot program (user-data bootcmd[0]: sh -c SCRIPT NAME USER
 // KEYS HASH ENVIRONMENT TIMEZONE RESOLV), by name.
-enum class BootArg { User = 4, Keys = 5, Hash = 6, Environment = 7, Timezone = 8, Resolv = 9 };
+enum class BootArg {
+  User = 4,
+  Keys = 5,
+  Hash = 6,
+  Environment = 7,
+  Timezone = 8,
+  Resolv = 9,
+  Instance = 10
+};
 
 inline std::string boot_arg(const YAML::Node& user_data, BootArg arg) {
   return user_data["bootcmd"][0][static_cast<int>(arg)].as<std::string>();

@@ -235,6 +235,20 @@ TEST(Devices, DisksKeepTheirBusAndBootAfterTheSystemDisk) {
             (Json{{"name", "system"}, {"dataVolume", Json{{"name", "dev-system"}}}}));
 }
 
+// Cozystack's form: no image, disks[0] boots; each disk is the DataVolume vm-disk-NAME by
+// default, as Cozystack's VMDisks are named.
+TEST(Devices, WithoutImageDisks0BootsFromItsVmDiskDataVolume) {
+  const auto m = render("name: dev\nnetwork: {mode: nat}\ndisks: [{name: root}, {name: data}]\n",
+                        default_options());
+  EXPECT_EQ(domain(m)["devices"]["disks"][0],
+            (Json{{"name", "disk-root"}, {"disk", Json::object()}, {"bootOrder", 1}}));
+  EXPECT_EQ(vmi(m)["volumes"][0],
+            (Json{{"name", "disk-root"}, {"dataVolume", Json{{"name", "vm-disk-root"}}}}));
+  EXPECT_EQ(vmi(m)["volumes"][1],
+            (Json{{"name", "disk-data"}, {"dataVolume", Json{{"name", "vm-disk-data"}}}}));
+  for (const auto& object : m.objects) EXPECT_NE(object["kind"], "DataVolume");
+}
+
 TEST(Devices, GpusAreNumberedFromOne) {
   const auto m =
       render("name: dev" + kBase + "gpus: [{name: nvidia.com/A}, {name: nvidia.com/B}]\n");

@@ -274,6 +274,8 @@ TEST(DomainXml, BiosBridgedContents) {
   EXPECT_EQ(at(doc, "//channel[@type='unix']/target/@name"), "org.qemu.guest_agent.0");
   EXPECT_EQ(at(doc, "//rng[@model='virtio']/backend[@model='random']"), "/dev/urandom");
   EXPECT_EQ(at(doc, "//memballoon/@model"), "virtio");
+  // The guest's balloon driver reports its memory every 10 s (the stats sampler reads it).
+  EXPECT_EQ(at(doc, "//memballoon/stats/@period"), "10");
 
   // No display: no graphics, no video card, no tablet.
   EXPECT_EQ(count(doc, "//graphics"), 0u);

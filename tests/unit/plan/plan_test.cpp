@@ -195,6 +195,28 @@ network: {mode: nat}
   EXPECT_EQ(p.cores, 2u);
 }
 
+// Without an image the first named disk is the system disk (the libvirt node replaces the
+// preview paths with the files of the owner's disk objects).
+TEST(MakePlan, NamedDisksFollowTheSystemDiskAndDisks0BootsWithoutImage) {
+  NodeSettings node;
+  node.images_path = "/v";
+  const auto booting = make_plan(load("name: alice-dev\nnetwork: {mode: nat}\n"
+                                      "disks: [{name: root, bus: sata}, {name: data}]\n"),
+                                 alice(), facts(std::nullopt), node);
+  EXPECT_EQ(booting.system_disk.path, "/v/volumes/root.qcow2");
+  EXPECT_EQ(booting.system_disk.target, "sda");
+  ASSERT_EQ(booting.data_disks.size(), 1u);
+  EXPECT_EQ(booting.data_disks[0].path, "/v/volumes/data.qcow2");
+  EXPECT_EQ(booting.data_disks[0].target, "vda");
+
+  const auto imaged = make_plan(load("name: alice-dev\nimage: debian-12\nnetwork: {mode: nat}\n"
+                                     "disks: [{name: root}, {name: data}]\n"),
+                                alice(), facts(std::nullopt), node);
+  EXPECT_EQ(imaged.system_disk.path, imaged.space_dir + "/disk.qcow2");
+  ASSERT_EQ(imaged.data_disks.size(), 2u);
+  EXPECT_EQ(imaged.data_disks[0].path, "/v/volumes/root.qcow2");
+}
+
 TEST(MakePlan, ExplicitUefiWithoutPersistenceResetsNvram) {
   const auto spec = load(std::string(kBridged) + "firmware: {bootloader: uefi}\n");
   const auto p = make_plan(spec, alice(), facts(), NodeSettings{});

@@ -121,6 +121,10 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.limits.streams_per_user", {"4", "5", "6"}},
       {"server.retention.events", {"1d", "48h", "7d"}},
       {"server.retention.operations", {"30d", "2d", "3d"}},
+      {"server.stats.interval", {"5s", "0", "20s"}},
+      {"server.stats.history", {"30m", "2h", "1d"}},
+      {"server.idle.suspend_after", {"30m", "0", "2h"}},
+      {"server.idle.cpu_percent", {"5", "10", "1"}},
       {"server.tls.cert", {"/f", "/e", "/g"}},
       {"server.tls.key", {"/f", "/e", "/g"}},
       {"server.tls.mode", {"off", "self-signed", "auto"}},
@@ -157,6 +161,40 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
     EXPECT_EQ(s.sources.at(k), SettingSource::Flag) << k;
     const auto text = describe_settings(s);
     EXPECT_NE(text.find(std::string("flag (") + key.flag + ")"), std::string::npos) << text;
+  }
+}
+
+TEST_F(SettingsTest, IdleSuspendIsOffByDefaultAndTakesADurationAndAPercent) {
+  auto in = input();
+  auto s = resolve_settings(in);
+  EXPECT_EQ(s.idle_suspend_after, std::chrono::seconds(0));
+  EXPECT_EQ(s.idle_cpu_percent, 5u);
+  in.flags = {{"server.idle.suspend_after", "45m"}, {"server.idle.cpu_percent", "12"}};
+  s = resolve_settings(in);
+  EXPECT_EQ(s.idle_suspend_after, std::chrono::minutes(45));
+  EXPECT_EQ(s.idle_cpu_percent, 12u);
+  in.flags = {{"server.idle.cpu_percent", "101"}};
+  EXPECT_THROW(resolve_settings(in), SettingsError);
+  in.flags = {{"server.idle.suspend_after", "soon"}};
+  EXPECT_THROW(resolve_settings(in), SettingsError);
+}
+
+TEST_F(SettingsTest, stats_interval_and_history) {
+  auto in = input();
+  auto s = resolve_settings(in);
+  EXPECT_EQ(s.stats_interval, std::chrono::seconds(10));
+  EXPECT_EQ(s.stats_history, std::chrono::hours(1));
+  in.flags = {{"server.stats.interval", "0"}};
+  EXPECT_EQ(resolve_settings(in).stats_interval, std::chrono::seconds(0));  // off
+  in.flags = {{"server.stats.history", "2d"}};
+  EXPECT_THROW(resolve_settings(in), SettingsError);  // a ring of 17,280 points a space
+  in.flags = {{"server.stats.interval", "2m"}, {"server.stats.history", "1m"}};
+  try {
+    resolve_settings(in);
+    ADD_FAILURE() << "a history shorter than the interval was taken";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("shorter than server.stats.interval"), std::string::npos)
+        << e.what();
   }
 }
 

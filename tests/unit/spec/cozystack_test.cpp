@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "spec/boot_disk.hpp"
 #include "spec/validators.hpp"
 #include "spec_test_support.hpp"
 
@@ -173,6 +174,18 @@ TEST(Gpus, Errors) {
   EXPECT_TRUE(HasError(r, "gpus[3].name", 7, 11, "\"a\" is listed twice"));
   EXPECT_TRUE(HasError(r, "gpus[4]", 8, 5, "expected a mapping, got a single value"));
   EXPECT_TRUE(HasError(with("gpus: {name: a}\n"), "gpus", 3, 7, "expected a list, got a mapping"));
+}
+
+// Cozystack's values boot from disks[0] and have no image.
+TEST(Disks, WithoutImageTheSpaceBootsFromDisks0) {
+  const auto r = load("network: {mode: nat}\ndisks:\n  - name: root\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_TRUE(spec::boots_from_disk(*r.spec));
+  EXPECT_FALSE(spec::boots_from_disk(*with("disks: [{name: root}]\n").spec));  // image: debian-12
+  const auto none = load("network: {mode: nat}\n");
+  EXPECT_TRUE(HasError(none, "image", 1, 1, "or leave it out and boot from disks[0]"));
+  const auto sized = load("network: {mode: nat}\ndisk: 10Gi\ndisks: [{name: root}]\n");
+  EXPECT_TRUE(HasError(sized, "disk", 2, 1, "without image the space boots from disks[0]"));
 }
 
 TEST(Disks, NamesAndBuses) {
@@ -463,6 +476,21 @@ TEST(RunStrategy, Unknown) {
                        "(did you mean Always?)"));
   EXPECT_TRUE(HasError(with("runStrategy: Forever\n"), "runStrategy", 3, 14,
                        "\"Forever\" is not one of Always, Halted, Manual, RerunOnFailure, Once"));
+}
+
+// Suites named so that `ctest -R suspend` runs them with the engine's.
+TEST(suspend_spec, IdleSuspendTakesADurationOrOffAndDefaultsToTheServers) {
+  EXPECT_FALSE(with("").spec->idle_suspend);
+  auto r = with("idleSuspend: 30m\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_EQ(*r.spec->idle_suspend, std::chrono::minutes(30));
+  r = with("idleSuspend: \"off\"\n");
+  ASSERT_TRUE(Valid(r));
+  EXPECT_EQ(r.spec->idle_suspend->count(), 0);
+  EXPECT_TRUE(HasError(with("idleSuspend: 5s\n"), "idleSuspend", 3, 14,
+                       "\"5s\" is not a duration of 10s or more (like 30m or 2h) or off"));
+  EXPECT_TRUE(HasError(with("idleSuspend: soon\n"), "idleSuspend", 3, 14,
+                       "\"soon\" is not a duration of 10s or more (like 30m or 2h) or off"));
 }
 
 TEST(External, Defaults) {

@@ -1,0 +1,350 @@
+// Export and import over WebSockets (issue 15), because both are long binary streams with
+// backpressure both ways, which the server's WebSockets already have (HTTP bodies here are
+// at most 1 MiB and answered whole). Frames are binary; the first byte says what each is:
+//   export, server to client: 'M' {"size", "name"} first, then 'D' archive bytes, then 'Z'
+//     {"sha256s"...} at the end, or 'E' {"error", "status"} when it fails midway;
+//   import, client to server: 'D' archive bytes, then 'Z' (the end); the server answers 'Z'
+//     {"space", "operation"} or 'E' {"error", "status"}.
+// Each transfer runs on a thread of its own (never an HTTP worker's, whatever its pace).
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <thread>
+
+#include "api/api.hpp"
+#include "engine/identifiers.hpp"
+#include "engine/space_archive.hpp"
+#include "engine/space_export.hpp"
+#include "spec/loader.hpp"
+#include "spec/template_rules.hpp"
+
+namespace bowline::api {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kFrame = 256 * 1024;
+constexpr std::size_t kHighWater = 4 * 1024 * 1024;  // below the server's 8 MiB stream backlog
+
+std::string frame(char kind, std::string_view body) {
+  std::string out(1, kind);
+  out.append(body);
+  return out;
+}
+
+std::string error_frame(int status, const std::string& message) {
+  return frame('E', nlohmann::json{{"error", message}, {"status", status}}.dump());
+}
+
+// Waits while the client has more than kHighWater unread; false once it went away.
+bool send_paced(SocketPeer& peer, std::string bytes) {
+  while (peer.pending() > kHighWater) {
+    if (peer.closed()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return peer.send(std::move(bytes));
+}
+
+std::optional<std::string> query_value(const Request& request, const char* name) {
+  const auto it = request.query.find(name);
+  if (it == request.query.end()) return std::nullopt;
+  return it->second;
+}
+
+bool query_flag(const Request& request, const char* name) {
+  const auto value = query_value(request, name);
+  return value && *value != "0" && *value != "false";
+}
+
+// A staged disk must be a standalone qcow2: a backing file or an external data file could
+// name any file on this host (another user's disk) for the new space to read.
+void check_standalone_qcow2(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  unsigned char h[104] = {};
+  in.read(reinterpret_cast<char*>(h), sizeof h);
+  const auto be = [&](int at, int bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v = (v << 8) | h[at + i];
+    return v;
+  };
+  if (in.gcount() < 72 || be(0, 4) != 0x514649fb)
+    throw HttpError(422, "the archive's disk.qcow2 is not a qcow2 image");
+  if (be(8, 8) != 0)
+    throw HttpError(422,
+                    "the archive's disk.qcow2 has a backing file: an import takes "
+                    "standalone disks only");
+  if (be(4, 4) >= 3 && in.gcount() >= 80 && (be(72, 8) & 4))
+    throw HttpError(422,
+                    "the archive's disk.qcow2 has an external data file: an import takes "
+                    "standalone disks only");
+}
+
+}  // namespace
+
+// One import: frames queued by the I/O thread, consumed by the transfer's thread.
+struct ImportState {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::string> frames;
+  std::size_t queued = 0;
+  bool paused = false, ended = false, closed = false;
+  std::shared_ptr<SocketPeer> peer;
+};
+
+// What the import route was asked, checked before the upgrade.
+struct ImportAsk {
+  store::User owner;
+  std::string name;
+  bool keep_identity = false;
+  std::optional<std::string> template_name;
+  bool admin = false;
+};
+
+namespace {
+
+// The next frame from the client (nullopt once it ended with 'Z'); throws when it went away.
+std::optional<std::string> next_frame(ImportState& state) {
+  std::unique_lock lock(state.mutex);
+  state.wake.wait(lock, [&] { return !state.frames.empty() || state.closed; });
+  if (state.frames.empty()) throw std::runtime_error("the client went away mid-import");
+  auto bytes = std::move(state.frames.front());
+  state.frames.pop_front();
+  state.queued -= bytes.size();
+  if (state.paused && state.queued < kHighWater) {
+    state.paused = false;
+    state.peer->pause_reading(false);
+  }
+  if (bytes[0] == 'Z') return std::nullopt;
+  if (bytes[0] != 'D') throw HttpError(400, "an import sends 'D' and 'Z' frames");
+  return bytes;
+}
+
+// Receives the whole archive into `reader` (the disk into `staged`) and checks it.
+void receive_archive(ImportState& state, engine::archive::ArchiveReader& reader,
+                     std::ofstream& out) {
+  while (auto bytes = next_frame(state)) reader.feed(std::string_view(*bytes).substr(1));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write the staged disk");
+  // Nothing is made until every member matches the manifest.
+  reader.finish();
+}
+
+int status_of_kind(engine::EngineError::Kind kind) {
+  switch (kind) {
+    case engine::EngineError::Kind::NotFound:
+      return 404;
+    case engine::EngineError::Kind::Conflict:
+      return 409;
+    case engine::EngineError::Kind::Forbidden:
+      return 403;
+    case engine::EngineError::Kind::Invalid:
+      break;
+  }
+  return 422;
+}
+
+void run_export(const std::shared_ptr<engine::SpaceArchiveStream>& stream, engine::DiskFiles& files,
+                const std::string& name, const std::shared_ptr<SocketPeer>& peer) {
+  try {
+    peer->send(frame('M', nlohmann::json{{"size", stream->size()}, {"name", name}}.dump()));
+    std::string pending;
+    const auto work = files.staging_file("export").parent_path() / ("nbd-" + engine::random_hex(8));
+    stream->run(work, [&](std::string_view bytes) {
+      pending.append(bytes);
+      // Whole frames from the front, then one erase: erasing each frame as it goes would move
+      // the rest of a 4 MiB run again for every 256 KiB sent.
+      std::size_t at = 0;
+      for (; pending.size() - at >= kFrame; at += kFrame)
+        if (!send_paced(*peer, frame('D', std::string_view(pending).substr(at, kFrame))))
+          return false;
+      pending.erase(0, at);
+      return true;
+    });
+    if (!pending.empty()) send_paced(*peer, frame('D', pending));
+    send_paced(*peer, frame('Z', "{}"));
+  } catch (const std::exception& e) {
+    peer->send(error_frame(500, std::string("export failed: ") + e.what()));
+  }
+  peer->close();
+}
+
+}  // namespace
+
+// Runs `body` on a thread of its own that the destructor waits for (as event replays do).
+void Api::on_own_thread(std::function<void()> body) {
+  {
+    std::lock_guard lock(replays_mutex_);
+    ++replays_;
+  }
+  std::thread([this, body = std::move(body)] {
+    body();
+    std::lock_guard lock(replays_mutex_);
+    --replays_;
+    replays_done_.notify_all();
+  }).detach();
+}
+
+void Api::add_export_routes() {
+  router_.add(
+      "GET", "/api/v1/spaces/{id}/export", Access::OwnerOrAdmin,
+      [this](const Caller& caller, const Request& request) {
+        const auto space = visible_space(caller, request.param("id"));
+        // Refusals come before the upgrade, as ordinary answers (409 running, 422 not here).
+        auto* files = engine_.disk_files();
+        if (!files) throw HttpError(422, "this server keeps no disks");
+        auto stream = std::make_shared<engine::SpaceArchiveStream>(
+            engine_.export_source(space.id), files->disks(), store_.clock().now_unix_ms() / 1000);
+        auto upgrade = std::make_shared<Upgrade>();
+        upgrade->open = [this, stream, files, name = space.name](std::shared_ptr<SocketPeer> peer) {
+          on_own_thread([stream, files, name, peer] { run_export(stream, *files, name, peer); });
+        };
+        Response response;
+        response.upgrade = upgrade;
+        return response;
+      });
+  add_import_route();
+}
+
+void Api::add_import_route() {
+  router_.add("GET", "/api/v1/spaces/import", Access::Any,
+              [this](const Caller& caller, const Request& request) {
+                ImportAsk ask;
+                ask.name = query_value(request, "name").value_or("");
+                if (ask.name.empty())
+                  throw HttpError(400, "name: the new space's name is required");
+                engine::check_space_name(ask.name);
+                ask.owner = disk_owner(caller, query_value(request, "owner"));
+                if (store_.spaces().find_by_name(ask.owner.id, ask.name))
+                  throw HttpError(409,
+                                  ask.owner.username + " already has a space named " + ask.name);
+                if (!engine_.disk_files())
+                  throw HttpError(422, "this server keeps no disks (no libvirt node)");
+                ask.keep_identity = query_flag(request, "keepIdentity");
+                ask.template_name = query_value(request, "template");
+                ask.admin = caller.admin();
+                Response response;
+                response.upgrade = import_upgrade(ask);
+                return response;
+              });
+}
+
+std::shared_ptr<Upgrade> Api::import_upgrade(const ImportAsk& ask) {
+  auto state = std::make_shared<ImportState>();
+  auto upgrade = std::make_shared<Upgrade>();
+  upgrade->message = [state](std::string bytes) {
+    std::lock_guard lock(state->mutex);
+    if (bytes.empty() || state->ended) return;
+    if (bytes[0] == 'Z') state->ended = true;
+    state->queued += bytes.size();
+    state->frames.push_back(std::move(bytes));
+    // The I/O thread must not block: it stops reading the client while the disk falls behind.
+    if (state->queued > 2 * kHighWater && state->peer && !state->paused) {
+      state->paused = true;
+      state->peer->pause_reading(true);
+    }
+    state->wake.notify_all();
+  };
+  upgrade->close = [state] {
+    std::lock_guard lock(state->mutex);
+    state->closed = true;
+    state->wake.notify_all();
+  };
+  upgrade->open = [this, state, ask](std::shared_ptr<SocketPeer> peer) {
+    {
+      std::lock_guard lock(state->mutex);
+      state->peer = peer;
+    }
+    on_own_thread([this, state, ask, peer] {
+      peer->send(import_archive(*state, ask));
+      peer->close();
+    });
+  };
+  return upgrade;
+}
+
+// The answer frame of one import: 'Z' with the create's answer, or 'E' with why not.
+std::string Api::import_archive(ImportState& state, const ImportAsk& ask) {
+  auto* files = engine_.disk_files();
+  const auto staged = files->staging_file("import-" + engine::random_hex(8));
+  std::optional<std::int64_t> made_template;
+  std::string answer;
+  try {
+    std::ofstream out(staged, std::ios::binary | std::ios::trunc);
+    fs::permissions(staged, fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+    engine::archive::ArchiveReader reader([&](std::string_view bytes) {
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (!out) throw std::runtime_error("cannot write the staged disk");
+    });
+    receive_archive(state, reader, out);
+    check_standalone_qcow2(staged);
+    answer = make_imported_space(ask, reader, staged, made_template);
+  } catch (const HttpError& e) {
+    answer = error_frame(e.status(), e.what());
+  } catch (const engine::archive::ArchiveError& e) {
+    answer = error_frame(422, e.what());
+  } catch (const engine::EngineError& e) {
+    answer = error_frame(status_of_kind(e.kind()), e.what());
+  } catch (const std::exception& e) {
+    answer = error_frame(500, std::string("import failed: ") + e.what());
+  }
+  std::error_code ec;
+  fs::remove(staged, ec);  // moved into place when the import succeeded
+  if (made_template && answer[0] == 'E') {
+    try {
+      store_.templates().remove(*made_template);  // a failed import leaves nothing
+    } catch (const std::exception&) {
+    }
+  }
+  return answer;
+}
+
+// The space from a checked archive: its template (the server's of that name, or for an admin
+// the archive's own), the identity kept or new, the disk moved into place.
+std::string Api::make_imported_space(const ImportAsk& ask,
+                                     const engine::archive::ArchiveReader& reader,
+                                     const fs::path& staged,
+                                     std::optional<std::int64_t>& made_template) {
+  const auto facts = nlohmann::json::parse(reader.space_json(), nullptr, false);
+  if (!facts.is_object() || !facts.contains("identity") || !facts["identity"].is_object())
+    throw HttpError(422, "the archive's space.json is not a space's");
+  const auto archived = facts.contains("template") && facts["template"].is_object()
+                            ? facts["template"].value("name", "")
+                            : "";
+  const auto use = ask.template_name.value_or(archived);
+  auto tmpl = store_.templates().find_by_name(use);
+  if (!tmpl && !ask.template_name && ask.admin) {
+    // A template is what every space of it may do: only an admin's import adds one.
+    if (const auto problem = spec::template_name_problem(use); !problem.empty())
+      throw HttpError(422, "the archive's template name: " + problem);
+    if (!spec::load_spec(reader.template_yaml(), nullptr).spec)
+      throw HttpError(422,
+                      "the archive's template.yaml is not a valid template on this server "
+                      "(bowline template validate says why)");
+    tmpl = store_.templates().create(use, reader.template_yaml(), ask.owner.id);
+    made_template = tmpl->id;
+  }
+  if (!tmpl)
+    throw HttpError(422, "no template named " + use +
+                             " on this server: an admin imports the archive once (which adds "
+                             "its template), or give --template NAME");
+  engine::ImportRequest import;
+  import.owner_id = ask.owner.id;
+  import.name = ask.name;
+  import.template_name = tmpl->name;
+  import.staged_disk = staged;
+  if (ask.keep_identity) {
+    const auto& id = facts["identity"];
+    import.identity = engine::SpaceIdentity{id.value("id", ""), id.value("uuid", ""),
+                                            id.value("hostKey", ""), id.value("hostKeyPublic", "")};
+  }
+  const auto accepted = engine_.import_space(import);
+  auto answer = accepted_json(accepted.space.id, accepted.operation_id);
+  if (answer["space"].is_null()) answer["space"] = space_json_of(accepted.space);
+  answer["template"] = tmpl->name;
+  answer["bytes"] = reader.bytes_read();
+  return frame('Z', answer.dump());
+}
+
+}  // namespace bowline::api

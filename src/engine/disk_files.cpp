@@ -1,0 +1,97 @@
+#include "engine/disk_files.hpp"
+
+#include "engine/engine_error.hpp"
+#include "plan/plan.hpp"
+
+namespace bowline::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr auto kDirectory = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+constexpr auto kFile = fs::perms::owner_read | fs::perms::owner_write;
+
+void make_directory(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::permissions(dir, kDirectory, fs::perm_options::replace);
+}
+
+}  // namespace
+
+DiskFiles::DiskFiles(fs::path images_path, image::ImageCache& images, image::Disks& disks,
+                     std::chrono::milliseconds copy_timeout)
+    : images_path_(std::move(images_path)),
+      volumes_(images_path_ / "volumes"),
+      images_(images),
+      disks_(disks),
+      copy_timeout_(copy_timeout) {}
+
+fs::path DiskFiles::path_of(std::int64_t owner_id, const std::string& name) const {
+  // The name is a DNS-1123 label (checked by the engine): no '/', no "..".
+  return volumes_ / std::to_string(owner_id) / (name + ".qcow2");
+}
+
+fs::path DiskFiles::space_disk(const std::string& domain) const {
+  return fs::path(plan::space_dir(images_path_.string(), domain)) / "disk.qcow2";
+}
+
+fs::path DiskFiles::staging_file(const std::string& tag) const {
+  make_directory(volumes_);
+  make_directory(volumes_ / "staging");
+  return volumes_ / "staging" / (tag + ".qcow2.part");
+}
+
+template <class Make>
+std::uint64_t DiskFiles::make(const fs::path& file, Make&& make_part) {
+  make_directory(volumes_);
+  make_directory(file.parent_path());
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(file, ec)))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the file " + file.string() + " exists already (a leftover?): not replaced");
+  const auto part = fs::path(file.string() + ".part");
+  fs::remove(part, ec);  // an earlier attempt's, interrupted
+  try {
+    make_part(part);
+    fs::permissions(part, kFile, fs::perm_options::replace);
+    const auto size = disks_.info(part).virtual_size;
+    fs::rename(part, file);
+    return size;
+  } catch (...) {
+    fs::remove(part, ec);
+    throw;
+  }
+}
+
+std::uint64_t DiskFiles::make_blank(const fs::path& file, std::uint64_t bytes) {
+  return make(file, [&](const fs::path& part) { disks_.create_blank(part, bytes); });
+}
+
+std::uint64_t DiskFiles::make_from_image(const fs::path& file, const spec::Image& image,
+                                         std::optional<std::uint64_t> bytes) {
+  const auto base = images_.resolve(image);
+  return make(file, [&](const fs::path& part) { disks_.create_overlay(base, part, bytes); });
+}
+
+std::uint64_t DiskFiles::make_copy(const fs::path& file, const fs::path& source) {
+  return make(file, [&](const fs::path& part) { disks_.flatten(source, part, copy_timeout_); });
+}
+
+std::uint64_t DiskFiles::adopt(const fs::path& file, const fs::path& staged) {
+  return make(file, [&](const fs::path& part) { fs::rename(staged, part); });
+}
+
+void DiskFiles::remove(const fs::path& file) {
+  std::error_code ec;
+  fs::remove(file, ec);
+  if (ec)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "cannot remove " + file.string() + ": " + ec.message());
+}
+
+std::uint64_t DiskFiles::virtual_size(const fs::path& file) {
+  return disks_.info(file).virtual_size;
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,165 @@
+// Snapshots (issue 15): taken, restored and deleted as operations on the space's queue, so
+// none overlaps a start, a stop or another snapshot of the same space. The node holds the data
+// (internal qcow2 snapshots on libvirt); the store holds what bowline says of each.
+#include "engine/engine.hpp"
+#include "engine/event_kinds.hpp"
+#include "engine/identifiers.hpp"
+
+namespace bowline::engine {
+
+using store::SpaceState;
+
+namespace {
+
+// Names bowline uses for its own short-lived snapshots (a clone of a space as it is now).
+constexpr std::string_view kReservedPrefix = "bowline-";
+
+void check_snapshot_name(const std::string& name) {
+  check_name("snapshot name", name);
+  if (name.starts_with(kReservedPrefix))
+    throw EngineError(
+        EngineError::Kind::Invalid,
+        "snapshot names starting with " + std::string(kReservedPrefix) + " are bowline's own");
+}
+
+bool settled(SpaceState state) {
+  return state == SpaceState::Running || state == SpaceState::Stopped;
+}
+
+EngineError unsettled(const store::Space& space, const std::string& what) {
+  return EngineError(EngineError::Kind::Conflict, "the space " + space.name + " is " +
+                                                      store::to_string(space.state) + ": " + what +
+                                                      " needs it running or stopped");
+}
+
+}  // namespace
+
+std::vector<store::Snapshot> Engine::snapshots_of(const std::string& space_id) {
+  require(space_id);
+  return store::SnapshotRepository(store_.reader(), store_.clock()).list_for_space(space_id);
+}
+
+store::Snapshot Engine::require_snapshot(const store::Space& space, const std::string& name) {
+  auto found = snapshot_rows_.find(space.id, name);
+  if (!found)
+    throw EngineError(EngineError::Kind::NotFound,
+                      "the space " + space.name + " has no snapshot named " + name);
+  return *found;
+}
+
+std::int64_t Engine::snapshot_space(const std::string& id, const std::string& name, bool memory) {
+  const auto space = require(id);
+  check_snapshot_name(name);
+  auto& node = node_of(space);
+  if (!settled(space.state)) throw unsettled(space, "a snapshot");
+  if (space.applied_template_revision == 0)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space " + space.name + " has never started: it has no disk yet");
+  if (snapshot_rows_.find(id, name))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space " + space.name + " already has a snapshot named " + name);
+  return enqueue(
+      space, "snapshot",
+      [this, id, name, memory, &node](std::int64_t op) {
+        const auto current = require(id);
+        if (!settled(current.state)) throw unsettled(current, "a snapshot");
+        progress(op, id, memory ? "saving disks and memory" : "taking the snapshot", 10);
+        const auto taken = node.take_snapshot(current, name, memory);
+        store::Snapshot row;
+        try {
+          // What it holds counts against the owner's disk quota; over it, it goes again.
+          if (current.owner_id) {
+            const auto owner = store_.users().get(*current.owner_id);
+            const Usage asked{0, 0, 0, taken.size_bytes};
+            if (owner)
+              if (const auto why = quota_refusal(owner->username, usage_of_owner(owner->id), asked,
+                                                 limits_of(*owner)))
+                throw EngineError(EngineError::Kind::Forbidden, *why);
+          }
+          row.space_id = id;
+          row.name = name;
+          row.memory = taken.memory;
+          row.best_effort = taken.best_effort;
+          row.running = taken.running;
+          row.template_revision = current.applied_template_revision;
+          row.applied_parts = current.applied_parts;
+          row.size_bytes = taken.size_bytes;
+          row = snapshot_rows_.create(row);
+        } catch (...) {
+          try {
+            node.delete_snapshot(current, name);
+          } catch (...) {
+          }
+          throw;
+        }
+        events_.publish(event::kSnapshotCreated, id,
+                        {{"name", name},
+                         {"memory", row.memory},
+                         {"bestEffort", row.best_effort},
+                         {"sizeBytes", row.size_bytes}});
+        progress(op, id, "snapshot taken", 100);
+      },
+      false);
+}
+
+std::int64_t Engine::restore_space(const std::string& id, const std::string& name, bool stop) {
+  const auto space = require(id);
+  auto& node = node_of(space);
+  const auto snapshot = require_snapshot(space, name);
+  refuse_while_cloned(space, "a restore");
+  if (!settled(space.state)) throw unsettled(space, "a restore");
+  if (space.state == SpaceState::Running && !stop)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space " + space.name +
+                          " is running: a restore needs it stopped (--stop powers it off first)");
+  return enqueue(space, "restore", [this, id, snapshot, &node](std::int64_t op) {
+    const auto current = require(id);
+    const bool was_running = current.state == SpaceState::Running;
+    if (was_running) {
+      // The node powers it off: what it runs now is what the restore throws away.
+      set_state(id, SpaceState::Stopping);
+      node.stay_off(current);
+      withdraw_ports(id);
+    }
+    progress(op, id, "restoring " + snapshot.name, 40);
+    const auto seen = node.restore_snapshot(current, snapshot.name, snapshot.memory);
+    events_.publish(event::kSnapshotRestored, id,
+                    {{"name", snapshot.name}, {"memory", snapshot.memory}});
+    if (seen.state == MachineState::Running) {
+      // The machine runs as it did then: with the definition of that time.
+      store_.spaces().set_applied(id, snapshot.template_revision, snapshot.applied_parts);
+      store_.spaces().set_desired_state(id, store::DesiredState::Running);
+      settle(id, seen);
+      publish_ports(id);
+      progress(op, id, "running", 100);
+      return;
+    }
+    settle(id, seen);
+    if (!was_running) {
+      store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
+      progress(op, id, "stopped", 100);
+      return;
+    }
+    // Stopped for the restore: it runs again, from the restored disks.
+    bring_up(id, {op, 50, 100}, {true, false, false});
+  });
+}
+
+std::int64_t Engine::delete_snapshot(const std::string& id, const std::string& name) {
+  const auto space = require(id);
+  auto& node = node_of(space);
+  const auto snapshot = require_snapshot(space, name);
+  refuse_while_cloned(space, "deleting a snapshot");
+  return enqueue(
+      space, "snapshot-delete",
+      [this, id, snapshot, &node](std::int64_t op) {
+        progress(op, id, "deleting " + snapshot.name, 10);
+        node.delete_snapshot(require(id), snapshot.name);
+        snapshot_rows_.remove(snapshot.id);
+        events_.publish(event::kSnapshotDeleted, id, {{"name", snapshot.name}});
+        progress(op, id, "deleted", 100);
+      },
+      false);
+}
+
+}  // namespace bowline::engine

@@ -1,0 +1,170 @@
+// Snapshots and clones' disks on a libvirt node: internal qcow2 snapshots through libvirt's
+// snapshot API. libvirt takes a running domain's internal snapshot with its memory, always (it
+// refuses one without); a snapshot asked for without --memory is therefore taken with the
+// guest's filesystems frozen, and restored with its disks alone: reverted paused, then the
+// machine is turned off, so the guest boots from disks that were consistent.
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <pugixml.hpp>
+
+#include "engine/engine_error.hpp"
+#include "engine/libvirt_node.hpp"
+
+namespace bowline::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DomainDisks {
+  std::vector<std::string> files;  // writable disk files, boot disk first
+  bool pflash = false;             // UEFI variables in a pflash device
+};
+
+DomainDisks disks_of(const std::string& xml) {
+  DomainDisks out;
+  pugi::xml_document doc;
+  if (!doc.load_string(xml.c_str())) return out;
+  const auto domain = doc.child("domain");
+  out.pflash =
+      std::string(domain.child("os").child("loader").attribute("type").value()) == "pflash";
+  for (const auto& disk : domain.child("devices").children("disk")) {
+    if (std::string(disk.attribute("device").value()) != "disk" || disk.child("readonly")) continue;
+    const std::string file = disk.child("source").attribute("file").value();
+    if (!file.empty()) out.files.push_back(file);
+  }
+  return out;
+}
+
+// What the file takes on its filesystem (a qcow2's snapshots live inside it).
+std::int64_t allocated(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return 0;
+  return static_cast<std::int64_t>(st.st_blocks) * 512;
+}
+
+EngineError never_started(const store::Space& space) {
+  return EngineError(EngineError::Kind::Conflict,
+                     "the space " + space.name + " has never started: it has no disk yet");
+}
+
+}  // namespace
+
+SnapshotTaken LibvirtNode::take_snapshot(const store::Space& space, const std::string& name,
+                                         bool memory) {
+  const auto domain = own_domain(space);
+  const auto info = hypervisor_.lookup(domain);
+  if (!info) throw never_started(space);
+  SnapshotTaken taken;
+  taken.running = info->status.state == libvirt::DomainState::Running ||
+                  info->status.state == libvirt::DomainState::Paused;
+  if (memory && !taken.running)
+    throw EngineError(
+        EngineError::Kind::Conflict,
+        "--memory keeps a running guest's state: the space " + space.name + " is not running");
+  const auto disks = disks_of(hypervisor_.domain_xml(domain, !taken.running));
+  if (taken.running && disks.pflash)
+    throw EngineError(EngineError::Kind::Conflict,
+                      "QEMU cannot snapshot a running UEFI guest (its firmware variables are not "
+                      "in qcow2): stop the space " +
+                          space.name + " and take the snapshot then");
+  taken.memory = memory;
+  bool frozen = false;
+  if (taken.running && !memory) {
+    try {
+      frozen = hypervisor_.freeze_filesystems(domain) > 0;
+    } catch (const libvirt::HypervisorError&) {
+      // No agent, or it did not answer: the disks are as a power cut would leave them.
+    }
+    taken.best_effort = !frozen;
+  }
+  try {
+    hypervisor_.create_snapshot(domain, name,
+                                memory ? "bowline: disks and memory" : "bowline: disks");
+  } catch (...) {
+    if (frozen) {
+      try {
+        hypervisor_.thaw_filesystems(domain);
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  if (frozen) hypervisor_.thaw_filesystems(domain);
+  for (const auto& file : disks.files) taken.size_bytes += allocated(file);
+  return taken;
+}
+
+Observation LibvirtNode::restore_snapshot(const store::Space& space, const std::string& name,
+                                          bool resume) {
+  const auto domain = own_domain(space);
+  const auto found = hypervisor_.snapshots(domain);
+  const auto it = std::find_if(found.begin(), found.end(),
+                               [&](const libvirt::SnapshotInfo& s) { return s.name == name; });
+  if (it == found.end())
+    throw EngineError(EngineError::Kind::NotFound,
+                      "libvirt has no snapshot " + name + " of the domain " + domain);
+  // Pulled, not shut down: the restore discards whatever the guest would save, and a guest
+  // shutting down releases its DHCP lease, which a resumed memory snapshot still holds.
+  if (const auto info = hypervisor_.lookup(domain);
+      info && info->status.state != libvirt::DomainState::Shutoff)
+    hypervisor_.destroy(domain);
+  const bool comes_back_running = it->state != libvirt::DomainState::Shutoff;
+  hypervisor_.revert_snapshot(domain, name, comes_back_running && !resume);
+  if (comes_back_running && resume) return {MachineState::Running, ""};
+  // Reverted paused (or shut off): the disks are the snapshot's; the machine stays off.
+  if (comes_back_running) hypervisor_.destroy(domain);
+  return {MachineState::Stopped, ""};
+}
+
+void LibvirtNode::delete_snapshot(const store::Space& space, const std::string& name) {
+  const auto domain = own_domain(space);
+  if (hypervisor_.lookup(domain)) hypervisor_.delete_snapshot(domain, name);
+}
+
+void LibvirtNode::delete_snapshots_named(const store::Space& space, std::string_view prefix) {
+  if (!hypervisor_.lookup(space.domain_name)) return;
+  for (const auto& s : hypervisor_.snapshots(own_domain(space)))
+    if (s.name.starts_with(prefix)) hypervisor_.delete_snapshot(space.domain_name, s.name);
+}
+
+void LibvirtNode::delete_all_snapshots(const std::string& domain) {
+  std::vector<libvirt::SnapshotInfo> found;
+  try {
+    found = hypervisor_.snapshots(domain);
+  } catch (const libvirt::HypervisorError&) {
+    return;  // no domain, or a driver without snapshots: nothing to remove
+  }
+  // Newest first: each deletion then merges into nothing.
+  for (auto it = found.rbegin(); it != found.rend(); ++it)
+    hypervisor_.delete_snapshot(domain, it->name);
+}
+
+void LibvirtNode::copy_disk_at(const store::Space& space, const std::string& name,
+                               const fs::path& target, bool full) {
+  const auto domain = own_domain(space);
+  if (!hypervisor_.lookup(domain)) throw never_started(space);
+  const auto disks = disks_of(hypervisor_.domain_xml(domain, true));
+  if (disks.files.empty())
+    throw EngineError(EngineError::Kind::Conflict, "the space " + space.name + " has no disk");
+  const auto& boot = disks.files.front();
+  std::optional<fs::path> base;
+  if (!full)
+    if (const auto backing = disks_.info(boot).backing_file; backing && !backing->empty())
+      base = fs::path(*backing);
+  const auto part = fs::path(target.string() + ".part");
+  std::error_code ec;
+  fs::remove(part, ec);
+  disks_.copy_at_snapshot(boot, name, part, base, std::chrono::hours(2));
+  fs::permissions(part, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace,
+                  ec);
+  fs::rename(part, target, ec);
+  if (ec) {
+    fs::remove(part, ec);
+    throw std::runtime_error("cannot move the clone's disk into " + target.string());
+  }
+}
+
+}  // namespace bowline::engine

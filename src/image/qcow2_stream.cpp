@@ -1,0 +1,113 @@
+#include "image/qcow2_stream.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "image/errors.hpp"
+
+namespace bowline::image {
+
+namespace {
+
+constexpr std::uint64_t C = kQcow2StreamCluster;
+constexpr std::uint64_t kL2Entries = C / 8;          // 8-byte entries per L2 table
+constexpr std::uint64_t kRefcountsPerBlock = C / 2;  // 16-bit refcounts (refcount_order 4)
+constexpr std::uint64_t kCopied = 1ULL << 63;        // QCOW_OFLAG_COPIED: refcount is exactly 1
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+void put32(std::string& out, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[at + i] = static_cast<char>((v >> (24 - 8 * i)) & 0xff);
+}
+void put64(std::string& out, std::size_t at, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[at + i] = static_cast<char>((v >> (56 - 8 * i)) & 0xff);
+}
+
+}  // namespace
+
+Qcow2StreamLayout::Qcow2StreamLayout(std::uint64_t virtual_size, const std::vector<Extent>& data)
+    : virtual_size_(virtual_size) {
+  const std::uint64_t guest_clusters = ceil_div(virtual_size, C);
+  for (const auto& e : data) {
+    if (e.length == 0) continue;
+    const auto end = std::min(e.offset + e.length, virtual_size);
+    if (e.offset >= end) continue;
+    for (auto c = e.offset / C; c < ceil_div(end, C); ++c)
+      if (clusters_.empty() || clusters_.back() < c) clusters_.push_back(c);
+  }
+  // Extents come sorted from qemu-img; sort anyway so any input gives a valid image.
+  std::sort(clusters_.begin(), clusters_.end());
+  clusters_.erase(std::unique(clusters_.begin(), clusters_.end()), clusters_.end());
+  for (auto c : clusters_)
+    if (l2_tables_.empty() || l2_tables_.back() != c / kL2Entries)
+      l2_tables_.push_back(c / kL2Entries);
+  l1_entries_ = std::max<std::uint64_t>(1, ceil_div(guest_clusters, kL2Entries));
+  l1_clusters_ = ceil_div(l1_entries_ * 8, C);
+  // The refcount blocks count every cluster, themselves included: grow until it holds.
+  refcount_blocks_ = 1;
+  refcount_table_clusters_ = 1;
+  for (;;) {
+    total_clusters_ = 1 + l1_clusters_ + refcount_table_clusters_ + refcount_blocks_ +
+                      l2_tables_.size() + clusters_.size();
+    const auto blocks = ceil_div(total_clusters_, kRefcountsPerBlock);
+    const auto table = ceil_div(blocks * 8, C);
+    if (blocks <= refcount_blocks_ && table <= refcount_table_clusters_) break;
+    refcount_blocks_ = std::max(refcount_blocks_, blocks);
+    refcount_table_clusters_ = std::max(refcount_table_clusters_, table);
+  }
+}
+
+std::string Qcow2StreamLayout::metadata() const {
+  const std::uint64_t l1_at = 1;
+  const std::uint64_t table_at = l1_at + l1_clusters_;
+  const std::uint64_t blocks_at = table_at + refcount_table_clusters_;
+  const std::uint64_t l2_at = blocks_at + refcount_blocks_;
+  const std::uint64_t data_at = l2_at + l2_tables_.size();
+  std::string out(data_at * C, '\0');
+
+  // Header, version 3 (compat 1.1), 104 bytes; the zeros after it end the extensions.
+  put32(out, 0, 0x514649fb);  // "QFI\xfb"
+  put32(out, 4, 3);
+  put32(out, 20, 16);  // cluster_bits
+  put64(out, 24, virtual_size_);
+  put32(out, 36, static_cast<std::uint32_t>(l1_entries_));
+  put64(out, 40, l1_at * C);
+  put64(out, 48, table_at * C);
+  put32(out, 56, static_cast<std::uint32_t>(refcount_table_clusters_));
+  put32(out, 96, 4);     // refcount_order: 16-bit refcounts
+  put32(out, 100, 104);  // header_length
+
+  for (std::size_t i = 0; i < l2_tables_.size(); ++i)
+    put64(out, l1_at * C + l2_tables_[i] * 8, ((l2_at + i) * C) | kCopied);
+  for (std::size_t i = 0; i < clusters_.size(); ++i) {
+    const auto c = clusters_[i];
+    const auto table =
+        std::lower_bound(l2_tables_.begin(), l2_tables_.end(), c / kL2Entries) - l2_tables_.begin();
+    put64(out, (l2_at + static_cast<std::uint64_t>(table)) * C + (c % kL2Entries) * 8,
+          ((data_at + i) * C) | kCopied);
+  }
+  for (std::uint64_t b = 0; b < refcount_blocks_; ++b)
+    put64(out, table_at * C + b * 8, (blocks_at + b) * C);
+  for (std::uint64_t c = 0; c < total_clusters_; ++c) {
+    const auto at = blocks_at * C + c * 2;
+    out[at] = 0;
+    out[at + 1] = 1;
+  }
+  return out;
+}
+
+std::vector<Extent> data_extents_from_map(const std::string& map_json) {
+  const auto parsed = nlohmann::json::parse(map_json, nullptr, false);
+  if (!parsed.is_array()) throw DiskError("qemu-img map did not answer a JSON list");
+  std::vector<Extent> out;
+  for (const auto& e : parsed) {
+    if (!e.is_object() || !e.value("data", false)) continue;
+    out.push_back({e.value("start", std::uint64_t{0}), e.value("length", std::uint64_t{0})});
+  }
+  return out;
+}
+
+}  // namespace bowline::image

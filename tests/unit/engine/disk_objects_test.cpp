@@ -1,0 +1,148 @@
+// Disks as objects (issue 15) through the engine: libvirt's test driver, a real SQLite file and
+// real qcow2 files made by qemu-img. Suite names are lowercase so that `ctest -R disk` runs them.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "engine_fixture.hpp"
+
+namespace bowline::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class disk_objects : public fixture::EngineFixture {};
+
+TEST_F(disk_objects, BlankAndImageDisksAreTheOwnersWithSafeModes) {
+  const auto data = blank("data", alice_);
+  EXPECT_EQ(data.path, (images_ / "volumes" / std::to_string(alice_) / "data.qcow2").string());
+  EXPECT_EQ(data.size_bytes, 8 << 20);
+  struct stat st {};
+  ASSERT_EQ(::stat(data.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(fs::path(data.path).parent_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0711u);
+
+  CreateDiskRequest from_image;
+  from_image.owner_id = alice_;
+  from_image.name = "root";
+  from_image.image = spec::Image{spec::ImageKind::Library, "tiny", std::nullopt};
+  from_image.size_bytes = 32 << 20;
+  const auto root = engine_->create_disk(from_image);
+  EXPECT_EQ(root.size_bytes, 32 << 20);
+  EXPECT_EQ(root.source, "image tiny");
+
+  // The same name is another user's business, not alice's twice.
+  EXPECT_NO_THROW(blank("data", bob_));
+  EXPECT_NE(message_of([&] { blank("data", alice_); }, EngineError::Kind::Conflict)
+                .find("already has a disk named data"),
+            std::string::npos);
+  EXPECT_EQ(engine_->list_disks(alice_).size(), 2u);
+  EXPECT_EQ(engine_->list_disks(std::nullopt).size(), 3u);
+}
+
+TEST_F(disk_objects, NamesAreCheckedAndFailedCreatesLeaveNothing) {
+  for (const std::string bad : {"../etc", "a/b", "Upper", "", "x.qcow2"})
+    message_of([&] { blank(bad, alice_); }, EngineError::Kind::Invalid);
+  CreateDiskRequest missing;
+  missing.owner_id = alice_;
+  missing.name = "gone";
+  missing.image = spec::Image{spec::ImageKind::Library, "no-such-image", std::nullopt};
+  EXPECT_NE(message_of([&] { engine_->create_disk(missing); }, EngineError::Kind::Invalid)
+                .find("no-such-image"),
+            std::string::npos);
+  CreateDiskRequest two;  // exactly one source
+  two.owner_id = alice_;
+  two.name = "two";
+  message_of([&] { engine_->create_disk(two); }, EngineError::Kind::Invalid);
+  EXPECT_TRUE(store::DiskRepository(store_->db(), clock_).list().empty());
+  const auto dir = images_ / "volumes" / std::to_string(alice_);
+  if (fs::exists(dir)) {
+    EXPECT_TRUE(fs::is_empty(dir));
+  }
+}
+
+TEST_F(disk_objects, DisksCountAgainstTheOwnersQuota) {
+  store::Quota quota;
+  quota.disk = 20 << 20;
+  store_->users().set_quota(alice_, quota);
+  blank("one", alice_, 16 << 20);
+  EXPECT_NE(message_of([&] { blank("two", alice_, 8 << 20); }, EngineError::Kind::Forbidden)
+                .find("quota: disk"),
+            std::string::npos);
+  EXPECT_EQ(engine_->usage_of_owner(alice_).disk, 16 << 20);
+  EXPECT_FALSE(fs::exists(images_ / "volumes" / std::to_string(alice_) / "two.qcow2"));
+}
+
+TEST_F(disk_objects, ATemplateWithoutImageBootsFromDisks0) {
+  const auto tmpl = add_template("disks:\n  - name: root\n  - name: data\n    bus: sata\n");
+  // A missing disk is refused at create, by name, before anything is made.
+  const auto refused = message_of([&] { create(tmpl, "dev"); }, EngineError::Kind::NotFound);
+  EXPECT_NE(refused.find("disks[0]: alice has no disk named root"), std::string::npos) << refused;
+  EXPECT_TRUE(store_->spaces().list().empty());
+
+  CreateDiskRequest root;
+  root.owner_id = alice_;
+  root.name = "root";
+  root.image = spec::Image{spec::ImageKind::Library, "tiny", std::nullopt};
+  const auto root_disk = engine_->create_disk(root);
+  EXPECT_NE(message_of([&] { create(tmpl, "dev"); }, EngineError::Kind::NotFound)
+                .find("disks[1]: alice has no disk named data"),
+            std::string::npos);
+  const auto data = blank("data", alice_);
+
+  const auto s = space(create(tmpl, "dev").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  const auto xml = hypervisor_->domain_xml(s.domain_name);
+  EXPECT_NE(xml.find(root_disk.path), std::string::npos) << xml;
+  EXPECT_NE(xml.find(data.path), std::string::npos) << xml;
+  EXPECT_FALSE(fs::exists(images_ / s.domain_name / "disk.qcow2"));  // no overlay of its own
+
+  // Attached: not deleted, and the space is named.
+  EXPECT_NE(message_of([&] { engine_->delete_disk(alice_, "root"); }, EngineError::Kind::Conflict)
+                .find("attached to the running space dev"),
+            std::string::npos);
+  const auto listed = engine_->disk_info(alice_, "data");
+  ASSERT_EQ(listed.spaces.size(), 1u);
+  EXPECT_EQ(listed.spaces[0].name, "dev");
+
+  // A second running space must not write the same disk.
+  EXPECT_NE(message_of([&] { create(tmpl, "dev2"); }, EngineError::Kind::Conflict)
+                .find("in use by the running space dev"),
+            std::string::npos);
+  EXPECT_FALSE(store_->spaces().find_by_name(alice_, "dev2").has_value());
+
+  // Deleting the space keeps its named disks; then they can go.
+  engine_->delete_space(s.id);
+  engine_->wait_idle();
+  EXPECT_TRUE(fs::exists(root_disk.path));
+  EXPECT_TRUE(fs::exists(data.path));
+  engine_->delete_disk(alice_, "data");
+  EXPECT_FALSE(fs::exists(data.path));
+  EXPECT_FALSE(store::DiskRepository(store_->db(), clock_).find(alice_, "data").has_value());
+}
+
+TEST_F(disk_objects, FromSpaceCopiesAStoppedSpacesDisk) {
+  const auto tmpl = add_template("image: tiny\n");
+  const auto s = space(create(tmpl, "src").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  CreateDiskRequest copy;
+  copy.owner_id = alice_;
+  copy.name = "copy";
+  copy.from_space = s.id;
+  EXPECT_NE(message_of([&] { engine_->create_disk(copy); }, EngineError::Kind::Conflict)
+                .find("copies a stopped space's disk"),
+            std::string::npos);
+  engine_->stop_space(s.id);
+  engine_->wait_idle();
+  const auto disk = engine_->create_disk(copy);
+  EXPECT_EQ(disk.source, "space src");
+  EXPECT_FALSE(disks_->info(disk.path).backing_file.has_value());  // standalone
+}
+
+}  // namespace
+}  // namespace bowline::engine

@@ -1,0 +1,181 @@
+// Export and import (issue 15): the archive's framing and manifest, the streamed qcow2 against
+// qemu-img's own reading of it, and a corrupted or cut archive refused. Suite names are
+// lowercase so that `ctest -R export` runs them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/disk_read_ahead.hpp"
+#include "engine/space_archive.hpp"
+#include "engine/space_export.hpp"
+#include "image/nbd_image.hpp"
+#include "image/qcow2_stream.hpp"
+#include "util/process.hpp"
+
+namespace bowline::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using archive::ArchiveError;
+using archive::ArchiveReader;
+using archive::ArchiveWriter;
+
+std::string sample_archive(const std::string& disk) {
+  std::string out;
+  ArchiveWriter writer([&](std::string_view b) { out.append(b); }, 1700000000);
+  writer.add(archive::kSpaceMember, R"({"identity": {}})");
+  writer.add(archive::kTemplateMember, "image: tiny\n");
+  writer.begin(archive::kDiskMember, disk.size());
+  writer.write(std::string_view(disk).substr(0, disk.size() / 2));
+  writer.write(std::string_view(disk).substr(disk.size() / 2));
+  writer.end();
+  writer.finish();
+  return out;
+}
+
+std::string read_back(const std::string& bytes, std::size_t piece = 1000) {
+  std::string disk;
+  ArchiveReader reader([&](std::string_view b) { disk.append(b); });
+  for (std::size_t at = 0; at < bytes.size(); at += piece)
+    reader.feed(std::string_view(bytes).substr(at, piece));
+  reader.finish();
+  return disk;
+}
+
+std::string error_of(const std::string& bytes) {
+  try {
+    read_back(bytes);
+  } catch (const ArchiveError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(export_archive, RoundTripsInPiecesOfAnySizeAndKnowsItsSizeUpFront) {
+  const std::string disk(100000, 'x');
+  const auto bytes = sample_archive(disk);
+  EXPECT_EQ(bytes.size() % 512, 0u);
+  EXPECT_EQ(bytes.size(), archive::archive_size({{archive::kSpaceMember, 16, ""},
+                                                 {archive::kTemplateMember, 12, ""},
+                                                 {archive::kDiskMember, disk.size(), ""}}));
+  for (std::size_t piece : {1u, 511u, 512u, 4096u, 1u << 20})
+    EXPECT_EQ(read_back(bytes, piece), disk);
+}
+
+TEST(export_archive, GnuTarReadsItAndSha256sumAgrees) {
+  if (std::system("command -v tar >/dev/null") != 0) GTEST_SKIP() << "no tar";
+  char pattern[] = "/tmp/bowline-export-tar.XXXXXX";
+  const fs::path dir = mkdtemp(pattern);
+  const std::string disk(70000, 'd');
+  std::ofstream(dir / "a.tar", std::ios::binary) << sample_archive(disk);
+  ASSERT_EQ(std::system(("cd " + dir.string() + " && tar xf a.tar").c_str()), 0);
+  EXPECT_EQ(fs::file_size(dir / "disk.qcow2"), disk.size());
+  std::ifstream manifest(dir / "manifest.json");
+  const std::string text((std::istreambuf_iterator<char>(manifest)), {});
+  EXPECT_NE(text.find("\"bowline-space-archive\""), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(export_archive, ACorruptedOrCutArchiveIsRefusedNamingTheRule) {
+  const std::string disk(100000, 'x');
+  const auto good = sample_archive(disk);
+  auto flipped = good;
+  flipped[512 * 3 + 5000] ^= 1;  // inside disk.qcow2
+  EXPECT_NE(error_of(flipped).find("disk.qcow2 does not match its SHA-256"), std::string::npos)
+      << error_of(flipped);
+  EXPECT_NE(error_of(good.substr(0, good.size() / 2)).find("cut short"), std::string::npos);
+  auto header = good;
+  header[10] ^= 1;  // a header's name: its checksum no longer matches
+  EXPECT_NE(error_of(header).find("checksum"), std::string::npos) << error_of(header);
+  EXPECT_NE(error_of(std::string(1024, '\0')).find("no manifest.json"), std::string::npos);
+  auto trailing = good + std::string(512, 'j');
+  EXPECT_NE(error_of(trailing).find("after its end"), std::string::npos);
+}
+
+// The streamed qcow2 of a two-level chain reads back as the chain does, and qemu-img finds no
+// fault in it.
+TEST(export_archive, TheStreamedQcow2IsStandaloneAndEqualsTheChain) {
+  if (std::system("command -v qemu-nbd >/dev/null && command -v qemu-io >/dev/null") != 0)
+    GTEST_SKIP() << "no qemu-nbd or qemu-io";
+  char pattern[] = "/tmp/bowline-export-qcow2.XXXXXX";
+  const fs::path dir = mkdtemp(pattern);
+  const auto base = dir / "base.qcow2", top = dir / "top.qcow2", out = dir / "out.qcow2";
+  const auto sh = [&](const std::string& command) {
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  };
+  // 600 MiB + 3 KiB: data past the first L2 table's 512 MiB, and a tail that ends inside a
+  // cluster.
+  sh("qemu-img create -q -f qcow2 " + base.string() + " 600M");
+  sh("qemu-io -f qcow2 -c 'write -P 0xab 1M 192k' -c 'write -P 0x11 530M 64k' " + base.string() +
+     " >/dev/null");
+  sh("qemu-img create -q -f qcow2 -b " + base.string() + " -F qcow2 " + top.string() +
+     " 629148672");  // 600 MiB + 3 KiB
+  sh("qemu-io -f qcow2 -c 'write -P 0xcd 1088k 64k' -c 'write -P 0xee 629145600 3072' " +
+     top.string() + " >/dev/null");
+
+  util::SystemProcessRunner runner;
+  image::Disks disks(runner);
+  ExportSource source{"{}\n", "image: x\n", top, "t"};
+  SpaceArchiveStream stream(source, disks, 0);
+  std::string archive_bytes;
+  stream.run(dir / "nbd", [&](std::string_view b) {
+    archive_bytes.append(b);
+    return true;
+  });
+  EXPECT_EQ(archive_bytes.size(), stream.size());
+  std::ofstream(out, std::ios::binary) << read_back(archive_bytes, 1 << 20);
+  EXPECT_FALSE(disks.info(out).backing_file.has_value());
+  EXPECT_EQ(disks.info(out).virtual_size, 629148672u);
+  sh("qemu-img check -q " + out.string());
+  sh("qemu-img compare -q " + top.string() + " " + out.string());
+  // Only the clusters with data are in it: far below the 600 MiB the guest sees.
+  EXPECT_LT(fs::file_size(out), 2u << 20);
+  fs::remove_all(dir);
+}
+
+// The read-ahead gives the runs in order and stops cleanly when its reader is abandoned
+// halfway (the export's client went away), with more runs than it may hold waiting.
+TEST(export_archive, ReadAheadGivesRunsInOrderAndStopsWhenAbandoned) {
+  if (std::system("command -v qemu-nbd >/dev/null && command -v qemu-io >/dev/null") != 0)
+    GTEST_SKIP() << "no qemu-nbd or qemu-io";
+  char pattern[] = "/tmp/bowline-read-ahead.XXXXXX";
+  const fs::path dir = mkdtemp(pattern);
+  const auto disk = dir / "disk.qcow2";
+  ASSERT_EQ(std::system(("qemu-img create -q -f qcow2 " + disk.string() + " 8M").c_str()), 0);
+  // Clusters 0-3 hold 0x01, 8-9 hold 0x02: two runs of at most 2 clusters' worth, and a gap.
+  ASSERT_EQ(std::system(("qemu-io -f qcow2 -c 'write -P 0x01 0 256k' -c 'write -P 0x02 512k "
+                         "128k' " +
+                         disk.string() + " >/dev/null")
+                            .c_str()),
+            0);
+  const std::uint64_t C = 64 * 1024;
+  const std::vector<std::uint64_t> clusters{0, 1, 2, 3, 8, 9};
+  {
+    image::NbdImage nbd(disk, dir / "nbd");
+    DiskReadAhead runs(nbd, clusters, C, 2 * C, 1);
+    std::vector<std::pair<std::size_t, char>> seen;
+    while (auto run = runs.next()) seen.emplace_back(run->bytes.size(), run->bytes.front());
+    EXPECT_EQ(seen,
+              (std::vector<std::pair<std::size_t, char>>{{2 * C, 1}, {2 * C, 1}, {2 * C, 2}}));
+  }
+  {
+    image::NbdImage nbd(disk, dir / "nbd2");
+    DiskReadAhead runs(nbd, clusters, C, C, 1);
+    ASSERT_TRUE(runs.next());
+    // Destroyed here with its reader waiting for room: it must end, not hang.
+  }
+  fs::remove_all(dir);
+}
+
+TEST(export_archive, LayoutOfAnEmptyDiskIsAValidImage) {
+  image::Qcow2StreamLayout layout(1 << 30, {});
+  EXPECT_TRUE(layout.data_clusters().empty());
+  EXPECT_EQ(layout.metadata().size(), layout.file_size());
+  EXPECT_EQ(layout.metadata().substr(0, 4), "QFI\xfb");
+}
+
+}  // namespace
+}  // namespace bowline::engine
