@@ -65,7 +65,9 @@ int node_check(const NodeCheckArgs& a) {
   // Only starting QEMU proves KVM: a throwaway domain, as the server does at start-up.
   engine::KvmVerdict verdict;
   if (a.domain_type != "qemu" && context.hypervisor) {
-    engine::LibvirtKvmProbe probe(*context.hypervisor);
+    engine::KvmProbeOptions probe_options;
+    probe_options.work_dir = a.images_path;
+    engine::LibvirtKvmProbe probe(*context.hypervisor, probe_options);
     verdict = probe.probe();
     context.kvm = &verdict;
   }

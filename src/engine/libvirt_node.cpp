@@ -356,6 +356,17 @@ void LibvirtNode::unwatch() {
 Observation LibvirtNode::observe(const store::Space& space) {
   const auto info = hypervisor_.lookup(space.domain_name);
   if (!info) return gone(space);
+  // QEMU stopped the vCPU on an error: the guest will not go on by itself, and a wait for its
+  // boot would wait for ever (KVM's "emulation failure" on a host whose KVM cannot run it).
+  if (const auto why = libvirt::paused_by_error(info->status); !why.empty())
+    return {MachineState::Failed,
+            "QEMU paused the guest (" + why + "); the domain's log under /var/log/libvirt/qemu/" +
+                " has QEMU's words" +
+                (s_.node.domain_type == plan::DomainType::Kvm
+                     ? ". Under KVM this is usually \"KVM internal error ... emulation "
+                       "failure\": this host's KVM cannot run the guest; set server.domain_type "
+                       "qemu (or auto) and start the space again"
+                     : std::string())};
   if (has_a_guest(*info)) return {MachineState::Running, ""};
   return {has_saved_state(space.domain_name) ? MachineState::Suspended : MachineState::Stopped, ""};
 }

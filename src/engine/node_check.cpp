@@ -562,7 +562,8 @@ Check check_device(const spec::Device& want, const std::vector<libvirt::NodeDevi
 // Whether KVM runs guests here: the probe's verdict. Required for kvm; for auto it only
 // decides between kvm and software emulation.
 Check check_kvm_runs(const NodeCheckOptions& options, const KvmVerdict* verdict) {
-  auto c = make_check("kvm-runs", "QEMU runs a KVM guest (a throwaway domain for about a second)");
+  auto c = make_check("kvm-runs",
+                      "QEMU runs a KVM guest (a throwaway domain boots bowline's probe program)");
   c.required = options.domain_type == "kvm";
   if (!verdict) {
     c.status = CheckStatus::Warn;

@@ -38,6 +38,20 @@ bool HypervisorError::is_agent_unavailable() const noexcept {
 
 // ---- states and events -------------------------------------------------------------------
 
+std::string paused_by_error(const DomainStatus& status) {
+  if (status.state != DomainState::Paused) return {};
+  switch (status.reason) {
+    case VIR_DOMAIN_PAUSED_UNKNOWN:
+      return "internal error";
+    case VIR_DOMAIN_PAUSED_IOERROR:
+      return "I/O error";
+    case VIR_DOMAIN_PAUSED_CRASHED:
+      return "crashed";
+    default:
+      return {};
+  }
+}
+
 const char* to_string(DomainState state) {
   switch (state) {
     case DomainState::NoState:

@@ -69,6 +69,11 @@ struct DomainStatus {
   int reason = 0;  // libvirt's vir<State>Reason for that state (e.g. VIR_DOMAIN_SHUTOFF_CRASHED)
 };
 
+// Why QEMU itself paused a guest on an error ("I/O error", "crashed", "internal error": KVM's
+// "emulation failure" shows as libvirt's unknown reason), or empty when nothing went wrong
+// (not paused, or paused by someone: a user, a snapshot, a save, a migration).
+std::string paused_by_error(const DomainStatus& status);
+
 struct DomainInfo {
   std::string name;
   std::string uuid;  // lowercase, with dashes

@@ -50,7 +50,10 @@ void make_directory(const fs::path& dir, std::ostream& err) {
 engine::DomainTypeChoice decide_domain_type(const ServerSettings& settings,
                                             libvirt::Hypervisor& hypervisor, std::ostream& out,
                                             std::ostream& err) {
-  engine::LibvirtKvmProbe probe(hypervisor);
+  // The probe's boot disk goes where spaces' disks go: QEMU can traverse it (node check says).
+  engine::KvmProbeOptions options;
+  options.work_dir = settings.images_path.string();
+  engine::LibvirtKvmProbe probe(hypervisor, options);
   auto choice = engine::choose_domain_type(settings.domain_type, probe);  // throws KvmUnusable
   if (!choice.warning.empty()) err << "bowline server: warning: " << choice.warning << "\n";
   out << "bowline server: domain type " << plan::to_string(choice.type);

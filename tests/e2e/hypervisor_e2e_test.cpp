@@ -2,8 +2,8 @@
 // domain with no disk (SeaBIOS finds nothing to boot) is defined with our metadata, started
 // paused, its serial console attached, resumed, destroyed and undefined, with every lifecycle
 // event observed through a subscription. Whatever happens, the domain is removed at the end.
-// Needs libvirtd and virtlogd running: scripts/prepare-host. BOWLINE_LIBVIRT_URI overrides the
-// URI.
+// The KVM probe's program boots to long mode under software emulation. Needs libvirtd and
+// virtlogd running: scripts/prepare-host. BOWLINE_LIBVIRT_URI overrides the URI.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/kvm_probe.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
 
 namespace bowline::libvirt {
@@ -360,6 +361,32 @@ TEST(LibvirtE2E, HostProbe) {
     EXPECT_EQ(hv->network_active(n.name), n.active);
   }
   EXPECT_FALSE(hv->network_exists("bowline-no-such-network"));
+}
+
+// The KVM probe's own program, booted for real: the firmware reads it from its disk (labelled
+// for QEMU by libvirt), and it reaches long mode and says so on its serial port. Under software
+// emulation, since these hosts' KVM cannot be relied on; node_check_test.sh compares the KVM
+// verdict with a real guest's boot.
+TEST(LibvirtE2E, TheKvmProbeProgramBootsToLongMode) {
+  auto hv = connect_or_explain();
+  ASSERT_TRUE(hv);
+  char dir[] = "/var/lib/libvirt/images/bowline-e2e-probe.XXXXXX";
+  ASSERT_TRUE(::mkdtemp(dir)) << "mkdtemp under /var/lib/libvirt/images";
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all |
+                                        std::filesystem::perms::group_exec |
+                                        std::filesystem::perms::others_exec);
+  engine::KvmProbeOptions options;
+  options.work_dir = dir;
+  options.domain_type = "qemu";
+  options.boot_within = 60s;
+  const auto start = Clock::now();
+  const auto verdict = engine::LibvirtKvmProbe(*hv, options).probe();
+  std::printf("probe program under software emulation: %s (%.0f ms)\n", verdict.detail.c_str(),
+              ms_since(start));
+  EXPECT_TRUE(verdict.usable) << verdict.detail;
+  EXPECT_THAT(verdict.detail, HasSubstr("booted bowline's probe program to long mode"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "the probe left files in " << dir;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

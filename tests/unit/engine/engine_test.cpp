@@ -550,6 +550,48 @@ TEST_F(EngineTest, TheReconcilerMarksASpaceWhoseDomainVanished) {
   EXPECT_NE(space(s.id).error.find("vanished"), std::string::npos);
 }
 
+// QEMU paused the vCPU on an error (KVM's "emulation failure" shows as libvirt's unknown
+// reason): the space says so, where a wait for its boot would wait for ever. A pause by a
+// user or a snapshot is not an error.
+TEST_F(EngineTest, AGuestThatQemuPausedOnAnErrorIsAnErrorOnTheSpace) {
+  const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
+  const auto s = space(create(tmpl, "stuck").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running);
+  class Paused final : public ForwardingHypervisor {
+   public:
+    using ForwardingHypervisor::ForwardingHypervisor;
+    std::optional<libvirt::DomainInfo> lookup(const std::string& name) override {
+      auto info = ForwardingHypervisor::lookup(name);
+      if (info) info->status = status;
+      return info;
+    }
+    libvirt::DomainStatus status{libvirt::DomainState::Paused, 1 /* VIR_DOMAIN_PAUSED_USER */};
+  };
+  auto paused = std::make_unique<Paused>(*hypervisor_);
+  auto& seam = *paused;
+  wrapper_ = std::move(paused);
+  start_engine(seam);
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Running)
+      << "paused by a user: " << space(s.id).error;
+
+  seam.status.reason = 0;  // VIR_DOMAIN_PAUSED_UNKNOWN: what an internal error leaves
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Error);
+  EXPECT_NE(space(s.id).error.find("QEMU paused the guest (internal error)"), std::string::npos)
+      << space(s.id).error;
+  EXPECT_NE(space(s.id).error.find("/var/log/libvirt/qemu/"), std::string::npos)
+      << space(s.id).error;
+
+  seam.status.reason = 5;  // VIR_DOMAIN_PAUSED_IOERROR: a full disk, say
+  engine_->reconcile();
+  engine_->wait_idle();
+  EXPECT_NE(space(s.id).error.find("QEMU paused the guest (I/O error)"), std::string::npos)
+      << space(s.id).error;
+}
+
 // The server stopped during a create or start that was not to leave the space running: at the
 // next start-up, libvirt's word settles the state instead of leaving it "creating".
 TEST_F(EngineTest, AnInterruptedOperationThatWasNotToRunSettlesOnWhatLibvirtSays) {
