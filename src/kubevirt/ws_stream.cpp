@@ -208,6 +208,9 @@ int open_websocket_stream(const Connection& connection, const std::string& targe
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
   if (const CURLcode rc = curl_easy_perform(h); rc != CURLE_OK)
     throw TransportError(where + ": " + (error[0] ? std::string(error) : curl_easy_strerror(rc)));
+  // `error` dies with this frame, and the handle lives on in the pump's thread: curl must not
+  // write a later error (a reset, an EOF without close_notify) into it.
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
 
   Wire wire(std::move(handle), where);
   const auto key = base64_encode(random_bytes(16));

@@ -96,7 +96,8 @@ Finished run(const std::vector<std::string>& argv) {
 
 Server::Server(const std::vector<std::string>& argv) {
   int out_pipe[2];
-  if (::pipe(out_pipe) != 0) throw std::runtime_error("pipe failed");
+  // Close-on-exec: a server started meanwhile by another thread must not hold this pipe.
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
