@@ -284,6 +284,7 @@ def report_scp(rows):
 
 
 EXPORT_RATIO_TARGET = 0.9
+RESUME_RATIO_TARGET = 20.0
 
 
 def report_state(rows):
@@ -309,7 +310,15 @@ def report_state(rows):
         convert = statistics.median(sizes["convert"]) / statistics.median(seconds["convert"])
         print("  export %.1f MB/s, qemu-img convert %.1f MB/s: ratio %.2f  %s"
               % (export / 1e6, convert / 1e6, export / convert, verdict(export / convert >= EXPORT_RATIO_TARGET)))
-    print("  resume from suspend against a cold start: not measured (idle suspend is not built yet)")
+    if "resume_to_ssh" in seconds and "cold_to_ssh" in seconds:
+        resume = statistics.median(seconds["resume_to_ssh"])
+        cold = statistics.median(seconds["cold_to_ssh"])
+        print("  until SSH runs a command: resume from suspend median %.2f s, cold start median %.2f s"
+              " (%d each): resume %.1fx faster  %s"
+              % (resume, cold, len(seconds["resume_to_ssh"]), cold / resume,
+                 verdict(cold / resume >= RESUME_RATIO_TARGET)))
+    else:
+        print("  resume from suspend against a cold start: not measured (the suspend or the start failed)")
 
 
 if __name__ == "__main__":
