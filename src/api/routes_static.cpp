@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/event_kinds.hpp"
+#include "util/files.hpp"
 #include "util/hash.hpp"
 #include "util/strings.hpp"
 
@@ -38,11 +39,9 @@ bool inside(const fs::path& base, const fs::path& file) {
 }
 
 std::string read_whole(const fs::path& file, bool& ok) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  ok = static_cast<bool>(in) || in.eof();
-  return text.str();
+  auto text = util::read_file(file.string());
+  ok = text.has_value();
+  return text.value_or("");
 }
 
 Response plain(int status, const std::string& text) {

@@ -9,15 +9,6 @@
 
 namespace bowline::cli {
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return text.str();
-}
-
 spec::Variables parse_vars(const std::vector<std::string>& pairs) {
   spec::Variables values;
   for (const auto& pair : pairs) {

@@ -7,10 +7,11 @@
 
 #include "spec/expand.hpp"
 #include "spec/loader.hpp"
+#include "util/files.hpp"
 
 namespace bowline::cli {
 
-std::optional<std::string> read_file(const std::string& path);
+using util::read_file;
 
 // --var user.username=alice -> {"user.username": "alice"}; a leading '.' is allowed.
 // Throws CLI::ValidationError on a malformed pair.

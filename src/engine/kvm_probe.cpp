@@ -16,6 +16,7 @@
 
 #include "engine/identifiers.hpp"
 #include "engine/kvm_probe_guest.hpp"
+#include "util/files.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::engine {
@@ -131,10 +132,7 @@ LibvirtKvmProbe::LibvirtKvmProbe(libvirt::Hypervisor& hypervisor, KvmProbeOption
 namespace {
 
 std::string read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return util::read_file(path).value_or("");
 }
 
 // The probe's boot disk and serial log, in a fresh directory under the work directory that
@@ -306,7 +304,8 @@ KvmVerdict LibvirtKvmProbe::probe() {
     verdict.fix = kvm_fix_for("KVM internal error");
     return verdict;
   }
-  qemu_words(options_.qemu_log_dir, domain.name);  // the throwaway domain's log goes too
+  std::error_code ec;  // the throwaway domain's log goes too
+  fs::remove(fs::path(options_.qemu_log_dir) / (domain.name + ".log"), ec);
   verdict.usable = true;
   verdict.detail = files ? guest + " booted bowline's probe program to long mode in " + seconds(ran)
                          : guest + " ran for " + seconds(ran) + " (" + weaker + ")";

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kubevirt/base64.hpp"
+#include "util/files.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::kubevirt {
@@ -49,11 +50,9 @@ std::string resolved(const std::string& file, const std::string& base_dir) {
 }
 
 std::string read_text(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw KubeconfigError(std::string("cannot read ") + what + " " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = util::read_file(path);
+  if (!text) throw KubeconfigError(std::string("cannot read ") + what + " " + path);
+  return std::move(*text);
 }
 
 }  // namespace

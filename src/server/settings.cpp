@@ -12,6 +12,7 @@
 #include "engine/placement.hpp"
 #include "engine/quota.hpp"
 #include "spec/quantity.hpp"
+#include "util/files.hpp"
 #include "util/strings.hpp"
 
 extern char** environ;
@@ -218,13 +219,11 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
 }
 
 std::map<std::string, Raw> read_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw SettingsError("cannot read the config file " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
+  const auto text = util::read_file(file.string());
+  if (!text) throw SettingsError("cannot read the config file " + file.string());
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     throw SettingsError(file.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }

@@ -9,6 +9,7 @@
 
 #include "api/http_server.hpp"
 #include "server/self_signed.hpp"
+#include "util/files.hpp"
 #include "util/tls_fingerprint.hpp"
 
 namespace bowline::server {
@@ -69,12 +70,10 @@ TlsPlan plan_tls(const ServerSettings& settings) {
 }
 
 std::string certificate_file_fingerprint(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read the TLS certificate " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
+  const auto text = util::read_file(file.string());
+  if (!text) throw std::runtime_error("cannot read the TLS certificate " + file.string());
   try {
-    return util::pem_certificate_fingerprint(text.str());
+    return util::pem_certificate_fingerprint(*text);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("the TLS certificate " + file.string() + ": " + e.what());
   }
