@@ -25,6 +25,8 @@ struct LibvirtNodeSettings {
   plan::NodeSettings node;  // domain type, images path, resolvers, the server's URL
   // How long a guest has to power off after ACPI before it is forced off.
   std::chrono::seconds stop_timeout{60};
+  // Before a suspend, drop the guest's clean page cache through its agent (libvirt_node_suspend).
+  bool trim_guest_cache = true;
   // Host CPUs set aside for spaces whose instance type dedicates CPUs (server.kvm.dedicated_cpus).
   std::vector<unsigned> dedicated_cpus;
   // What the stop timeout waits with; unset: real time. It must outlive the node.
@@ -75,6 +77,8 @@ class LibvirtNode final : public Node {
   // Whether libvirt keeps a managed save of the domain (false where the driver has none).
   bool has_saved_state(const std::string& domain);
   void discard_saved_state(const std::string& domain);
+  std::string trim_guest_cache(const std::string& domain);
+  std::optional<std::uint64_t> resident_kib(const std::string& domain);
   Observation resume(const store::Space& space, const Progress& progress) override;
   std::vector<Orphan> orphans(const std::set<std::string>& known) override;
   std::optional<std::string> address(const store::Space& space) override;

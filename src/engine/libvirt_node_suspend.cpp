@@ -3,9 +3,66 @@
 // and frees the host's memory; a start restores the domain from it, and a stop or an undefine
 // removes it. The domain is not redefined on resume: the saved machine must match what was
 // saved, so a template change waits for the next stop and start.
+#include <thread>
+
+#include "engine/guest_agent.hpp"
 #include "engine/libvirt_node.hpp"
+#include "engine/page_report_watch.hpp"
 
 namespace bowline::engine {
+
+namespace {
+
+// Clean page cache only: dirty pages are written first (sync), nothing the guest needs is lost,
+// and it reads back what it uses again. Linux's own hibernation shrinks its image the same way.
+constexpr const char* kDropCaches = "sync && echo 3 > /proc/sys/vm/drop_caches";
+// How long the guest's free pages may take to reach the host before the save goes on anyway.
+constexpr auto kReportWithin = std::chrono::seconds(12);
+
+std::string first_line(const std::string& text) {
+  const auto line = text.substr(0, text.find('\n'));
+  return line.empty() ? text : line;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> LibvirtNode::resident_kib(const std::string& domain) {
+  try {
+    for (const auto& stats : hypervisor_.all_domain_stats())
+      if (stats.name == domain) return stats.balloon_rss_kib;
+  } catch (const libvirt::HypervisorError&) {
+  }
+  return std::nullopt;
+}
+
+// A guest's page cache is most of what a suspend would save from a guest that read or wrote
+// much, and the save and the restore take time in proportion. Dropped through the guest agent,
+// the freed pages go back to the host (free page reporting, domain_xml.cpp), read as zeros
+// and cost nothing to save. Best effort: without an agent the save is only bigger. Returns
+// what the progress says of it.
+std::string LibvirtNode::trim_guest_cache(const std::string& domain) {
+  if (!s_.trim_guest_cache) return "the guest's page cache is kept (server.idle.trim_guest_cache)";
+  try {
+    std::string output;
+    const auto agent = [this, &domain](const std::string& json, std::chrono::seconds t) {
+      return hypervisor_.agent_command(domain, json, t);
+    };
+    if (guest_exec(agent, "/bin/sh", {"-c", kDropCaches}, output, std::chrono::seconds(20)) != 0)
+      return "the guest's page cache is kept: dropping it failed: " + first_line(output);
+  } catch (const std::exception& e) {
+    return std::string("the guest's page cache is kept: its agent did not drop it (") + e.what() +
+           ")";
+  }
+  PageReportWatch watch;
+  const auto deadline = timer_.now() + kReportWithin;
+  for (;;) {
+    const auto rss = resident_kib(domain);
+    if (!rss || watch.settled(timer_.now(), *rss) || timer_.now() >= deadline) break;
+    timer_.sleep_for(std::chrono::milliseconds(500));
+  }
+  return "dropped the guest's page cache: " + std::to_string(watch.freed_kib() / 1024) +
+         " MiB fewer to save";
+}
 
 bool LibvirtNode::has_saved_state(const std::string& domain) {
   try {
@@ -30,7 +87,8 @@ Observation LibvirtNode::suspend(const store::Space& space, const Progress& prog
     return {MachineState::Gone, "the domain " + space.domain_name + " vanished from libvirt"};
   if (info->status.state == libvirt::DomainState::Shutoff)
     return observe(space);  // stopped meanwhile, or already saved
-  progress.step("saving memory to disk", 10);
+  progress.step("dropping the guest's page cache", 5);
+  progress.step(trim_guest_cache(space.domain_name) + "; saving memory to disk", 10);
   hypervisor_.managed_save(space.domain_name);
   return observe(space);
 }

@@ -409,7 +409,14 @@ void add_devices(Node domain, const plan::Plan& p) {
   for (const auto& h : p.host_devices) add_hostdev(devices, h);
   // The stats period makes the guest's balloon driver report its memory (available, unused,
   // page cache) every 10 s: what a space's memory use is read from (the stats sampler).
-  devices.add("memballoon").attr("model", "virtio").add("stats").attr("period", "10");
+  // Free page reporting: the guest hands the pages it frees back to the host, which then
+  // reads as zero, so a suspend saves only what the guest uses (and the host gets its memory
+  // back from a guest that freed it). Not with passed-through devices: their DMA mappings
+  // pin guest memory, so QEMU may not discard it.
+  auto balloon = devices.add("memballoon");
+  balloon.attr("model", "virtio");
+  if (p.host_devices.empty()) balloon.attr("freePageReporting", "on");
+  balloon.add("stats").attr("period", "10");
   devices.add("rng")
       .attr("model", "virtio")
       .add("backend")

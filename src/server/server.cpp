@@ -86,6 +86,7 @@ engine::LibvirtNodeSettings local_node_settings(const ServerSettings& settings,
   n.node.server_url =
       (plan_tls(settings).kind == TlsPlan::Kind::Off ? "http://" : "https://") + settings.listen;
   n.stop_timeout = settings.stop_timeout;
+  n.trim_guest_cache = settings.idle_trim_guest_cache;
   n.dedicated_cpus = settings.dedicated_cpus;
   return n;
 }

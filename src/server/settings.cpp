@@ -110,6 +110,9 @@ const std::vector<SettingKey>& setting_keys() {
        "idleSuspend (30m; 0: never, the default); needs server.stats.interval"},
       {"server.idle.cpu_percent", "--idle-cpu-percent", "BOWLINE_IDLE_CPU_PERCENT",
        "the guest CPU share (% of its vCPUs, 1-100) below which a space counts as idle (5)"},
+      {"server.idle.trim_guest_cache", "--idle-trim-guest-cache", "BOWLINE_IDLE_TRIM_GUEST_CACHE",
+       "before a suspend, drop the guest's clean page cache through its agent so that less "
+       "memory is saved and restored (true, the default; false)"},
       {"server.trusted_proxies", "--trusted-proxies", "BOWLINE_TRUSTED_PROXIES",
        "reverse proxies (IPv4 CIDRs, comma-separated) whose X-Forwarded-For names the client "
        "that login limits count; empty: the header is never believed"},
@@ -465,6 +468,14 @@ void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
                         "\" is none of auto, true and false");
 }
 
+void set_trim_guest_cache(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto value = util::to_lower(util::trim(r.text("server.idle.trim_guest_cache")));
+  if (value != "true" && value != "false")
+    throw SettingsError("server.idle.trim_guest_cache (" + r.where() + "): \"" + value +
+                        "\" is neither true nor false");
+  s.idle_trim_guest_cache = value == "true";
+}
+
 void set_tls_mode(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto value = util::to_lower(util::trim(r.text("server.tls.mode")));
   if (value == "auto")
@@ -597,6 +608,7 @@ const std::map<std::string, Setter>& setters() {
        [](ServerSettings& s, const Raw& r, const fs::path&) {
          s.idle_cpu_percent = static_cast<unsigned>(parse_count("server.idle.cpu_percent", r, 100));
        }},
+      {"server.idle.trim_guest_cache", set_trim_guest_cache},
       {"server.tls.cert", set_path<&ServerSettings::tls_cert>},
       {"server.tls.key", set_path<&ServerSettings::tls_key>},
       {"server.tls.mode", set_tls_mode},
@@ -681,6 +693,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.stats.history", std::to_string(s.stats_history.count()) + "s"},
       {"server.idle.suspend_after", std::to_string(s.idle_suspend_after.count()) + "s"},
       {"server.idle.cpu_percent", std::to_string(s.idle_cpu_percent)},
+      {"server.idle.trim_guest_cache", s.idle_trim_guest_cache ? "true" : "false"},
       {"server.tls.cert", s.tls_cert.empty() ? std::string("(none)") : s.tls_cert.string()},
       {"server.tls.key", s.tls_key.empty() ? std::string("(none)") : s.tls_key.string()},
       {"server.tls.mode", to_string(s.tls_mode)},

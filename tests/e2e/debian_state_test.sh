@@ -14,7 +14,8 @@
 #     (an overlay on the shared base image, not on the source) still runs;
 #   - idle suspend (part 4): the template gets idleSuspend: 20s and the clone, left alone, is
 #     suspended by itself (managed save: its QEMU process is gone); `bowline ssh` resumes it, and
-#     a `sleep infinity` started before runs on with the uptime continuing; a stop of a
+#     a `sleep infinity` started before runs on with the uptime continuing; the saved state is
+#     smaller than the page cache the guest had filled (dropped through the agent first); a stop of a
 #     suspended space discards its saved state.
 # Needs root, a running libvirtd (scripts/prepare-host), the packages of scripts/setup. Networks:
 # an isolated libvirt network on a free /28 of 198.51.100.0/24; guests never route outside.
@@ -166,6 +167,10 @@ check_cmd "suspend: frank's clone is deleted (one guest left)" "$BOWLINE" space 
 pid=$(guest vm2 'nohup sleep infinity </dev/null >/dev/null 2>&1 & echo $!' 2>>"$work/ssh.err")
 check_match "suspend: a sleep infinity runs in vm2" '^[0-9]+$' "$pid"
 up_before=$(guest vm2 "cut -d' ' -f1 /proc/uptime" 2>>"$work/ssh.err")
+# 400 MiB of random data through the guest's page cache: what a suspend would save with it,
+# unless it drops the cache first (server.idle.trim_guest_cache, free page reporting).
+cached_kib=$(guest vm2 "head -c 400M /dev/urandom > /var/tmp/fill && sync && awk '/^Cached:/ { print \$2 }' /proc/meminfo" 2>>"$work/ssh.err")
+check_match "suspend: the guest's page cache holds the 400 MiB ($cached_kib KiB)" '^[0-9]{6,}$' "$cached_kib"
 sed 's/^image: debian-12$/image: debian-12\nidleSuspend: 20s/' "$work/deb.yaml" >"$work/deb-idle.yaml"
 "$BOWLINE" template update "$work/deb-idle.yaml" --name deb >/dev/null || abort "template update (idleSuspend)"
 check_eq "suspend: space info says after how long" "20" "$(as_user space info vm2 -o json | jq -r .info.idleSuspend.after)"
@@ -183,6 +188,10 @@ check_eq "suspend: it says why" "idle for 20s" "$(jq -r .info.suspended.reason <
 check_match "suspend: space info shows it" 'suspended: +idle for 20s' "$(as_user space info vm2)"
 check_not_cmd "suspend: the host's QEMU process for vm2 is gone" pgrep -f "guest=$prefix-vm2,"
 check_match "suspend: libvirt keeps its managed save" "Managed save: *yes" "$(virsh -c qemu:///system dominfo "$prefix-vm2")"
+saved_kib=$(($(stat -c %s "/var/lib/libvirt/qemu/save/$prefix-vm2.save" 2>/dev/null || echo 0) / 1024))
+log "figure: the saved state is $((saved_kib / 1024)) MiB; the page cache before was $((cached_kib / 1024)) MiB"
+check_cmd "suspend: the saved state ($saved_kib KiB) is smaller than the page cache was: it was dropped first" \
+  test "$saved_kib" -gt 0 -a "$saved_kib" -lt "${cached_kib:-0}"
 api_get() { curl -s -N --max-time "${2:-10}" -H "Authorization: Bearer $BOWLINE_TOKEN" "$BOWLINE_SERVER$1"; }
 check_match "suspend: /metrics counts it" 'bowline_spaces\{state="suspended"\} 1' "$(api_get /metrics)"
 t0=$(date +%s.%N)

@@ -276,6 +276,8 @@ TEST(DomainXml, BiosBridgedContents) {
   EXPECT_EQ(at(doc, "//memballoon/@model"), "virtio");
   // The guest's balloon driver reports its memory every 10 s (the stats sampler reads it).
   EXPECT_EQ(at(doc, "//memballoon/stats/@period"), "10");
+  // Freed guest pages go back to the host: a suspend saves only what the guest uses.
+  EXPECT_EQ(at(doc, "//memballoon/@freePageReporting"), "on");
 
   // No display: no graphics, no video card, no tablet.
   EXPECT_EQ(count(doc, "//graphics"), 0u);
@@ -323,6 +325,8 @@ TEST(DomainXml, UefiContents) {
   EXPECT_EQ(at(doc, "//hostdev[@type='usb']/source/address/@device"), "3");
   EXPECT_EQ(at(doc, "//hostdev[@type='usb']/source/vendor/@id"), "0x046d");
   EXPECT_EQ(at(doc, "//hostdev[@type='usb']/source/product/@id"), "0xc52b");
+  // Passed-through devices pin guest memory for DMA: no free page reporting beside them.
+  EXPECT_EQ(count(doc, "//memballoon[@freePageReporting]"), 0u);
 
   EXPECT_EQ(at(doc, "//graphics/@type"), "vnc");
   EXPECT_EQ(at(doc, "//graphics/@listen"), "127.0.0.1");

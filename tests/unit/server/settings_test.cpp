@@ -125,6 +125,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.stats.history", {"30m", "2h", "1d"}},
       {"server.idle.suspend_after", {"30m", "0", "2h"}},
       {"server.idle.cpu_percent", {"5", "10", "1"}},
+      {"server.idle.trim_guest_cache", {"true", "false", "true"}},
       {"server.tls.cert", {"/f", "/e", "/g"}},
       {"server.tls.key", {"/f", "/e", "/g"}},
       {"server.tls.mode", {"off", "self-signed", "auto"}},
@@ -161,6 +162,21 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
     EXPECT_EQ(s.sources.at(k), SettingSource::Flag) << k;
     const auto text = describe_settings(s);
     EXPECT_NE(text.find(std::string("flag (") + key.flag + ")"), std::string::npos) << text;
+  }
+}
+
+TEST_F(SettingsTest, ASuspendDropsTheGuestsPageCacheUnlessToldNotTo) {
+  auto in = input();
+  EXPECT_TRUE(resolve_settings(in).idle_trim_guest_cache);
+  in.flags = {{"server.idle.trim_guest_cache", "false"}};
+  EXPECT_FALSE(resolve_settings(in).idle_trim_guest_cache);
+  in.flags = {{"server.idle.trim_guest_cache", "sometimes"}};
+  try {
+    resolve_settings(in);
+    FAIL() << "accepted sometimes";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("server.idle.trim_guest_cache"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("neither true nor false"), std::string::npos);
   }
 }
 
