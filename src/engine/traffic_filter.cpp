@@ -12,11 +12,7 @@ constexpr const char* kDriverFix =
     "libvirt's nwfilter driver must run, with ebtables to apply its rules: on Debian 12 "
     "apt-get install libvirt-daemon-system iptables (iptables brings ebtables-nft; libvirtd loads "
     "the driver, or with libvirt's modular daemons: systemctl enable --now virtnwfilterd.socket); "
-    "`virsh nwfilter-list` then lists clean-traffic";
-constexpr const char* kCleanTrafficFix =
-    "apt-get install libvirt-daemon-config-nwfilter (libvirt's own filters), then "
-    "systemctl restart libvirtd so that it loads them; `virsh nwfilter-list` then lists "
-    "clean-traffic";
+    "`virsh nwfilter-list` then answers";
 
 // After the scheme, a local URI has no host: qemu:///system, qemu+unix:///system.
 bool is_local(const std::string& uri) {
@@ -42,23 +38,15 @@ bool is_test_driver(const std::string& uri) {
 }
 
 void ensure_traffic_filter(libvirt::Hypervisor& hypervisor) {
-  const std::string filter = libvirt::kTrafficFilter;
-  bool clean_traffic = false;
   try {
     std::lock_guard lock(define_mutex());
-    clean_traffic = hypervisor.nwfilter_xml(libvirt::kCleanTraffic).has_value();
-    if (clean_traffic) hypervisor.ensure_nwfilter(filter, libvirt::traffic_filter_xml());
+    hypervisor.ensure_nwfilter(libvirt::kTrafficFilter, libvirt::traffic_filter_xml());
   } catch (const libvirt::HypervisorError& e) {
     if (e.is_unsupported() && is_test_driver(hypervisor.uri())) return;  // no guests to filter
     throw libvirt::HypervisorError(std::string(e.what()) + "; guests do not start unfiltered: " +
                                        kDriverFix + " (bowline node check)",
                                    e.code(), e.error_domain(), e.cause());
   }
-  if (!clean_traffic)
-    throw libvirt::HypervisorError(
-        "network filter \"" + filter + "\": cannot define: libvirt has no filter " +
-        libvirt::kCleanTraffic +
-        ", which it builds on; guests do not start unfiltered: " + kCleanTrafficFix);
 }
 
 void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor) {
@@ -84,9 +72,8 @@ Check check_traffic_filter(const NodeCheckContext& context, const std::string& e
     c.fix = "make libvirt reachable first";
     return c;
   }
-  std::optional<std::string> clean, ours;
+  std::optional<std::string> ours;
   try {
-    clean = context.hypervisor->nwfilter_xml(libvirt::kCleanTraffic);
     ours = context.hypervisor->nwfilter_xml(libvirt::kTrafficFilter);
   } catch (const libvirt::HypervisorError& e) {
     c.status = CheckStatus::Missing;
@@ -98,13 +85,6 @@ Check check_traffic_filter(const NodeCheckContext& context, const std::string& e
       c.detail = "libvirt's test driver has no network filters (and runs no guests)";
       c.fix.clear();
     }
-    return c;
-  }
-  if (!clean) {
-    c.status = CheckStatus::Missing;
-    c.detail = std::string("libvirt has no filter ") + libvirt::kCleanTraffic + ", which " +
-               libvirt::kTrafficFilter + " builds on: spaces would not start";
-    c.fix = kCleanTrafficFix;
     return c;
   }
   std::string tool;
@@ -120,7 +100,7 @@ Check check_traffic_filter(const NodeCheckContext& context, const std::string& e
     tool = "; " + first_line(result.out);
   }
   const bool current = ours && libvirt::same_filter(*ours, libvirt::traffic_filter_xml());
-  c.detail = std::string(libvirt::kCleanTraffic) + " present; " + libvirt::kTrafficFilter +
+  c.detail = "the nwfilter driver answers; " + std::string(libvirt::kTrafficFilter) +
              (!ours     ? " is defined at the first start"
               : current ? " defined"
                         : " differs from this bowline's: redefined at the next start") +

@@ -16,7 +16,7 @@ namespace bowline::engine {
 // test:///default, test:///path/to/node.xml, test+unix://...
 bool is_test_driver(const std::string& uri);
 
-// Makes sure libvirt has clean-traffic and bowline's filter as this bowline defines it.
+// Makes sure libvirt has bowline's filter as this bowline defines it.
 // Throws libvirt::HypervisorError, its message saying what to do (node check's fix).
 void ensure_traffic_filter(libvirt::Hypervisor& hypervisor);
 
@@ -24,7 +24,7 @@ void ensure_traffic_filter(libvirt::Hypervisor& hypervisor);
 // one), so that a lease from any other server never becomes an address the guest may use.
 void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor);
 
-// The `nwfilter` check: the nwfilter driver answers, clean-traffic is there, and (for a
+// The `nwfilter` check: the nwfilter driver answers and (for a
 // libvirt on this host) ebtables runs. `ebtables` is the program to try.
 Check check_traffic_filter(const NodeCheckContext& context, const std::string& ebtables);
 

@@ -10,20 +10,56 @@
 namespace bowline::libvirt {
 
 std::string traffic_filter_xml() {
-  // Rules and filter chains of a root-chain filter run in the order of their priorities, lowest
-  // first. clean-traffic checks the MAC at -800 (its mac chain), the source IP at -710
-  // (no-ip-spoofing's chain) and then accepts all IPv4 from the guest at -650. The drop must
-  // come before that accept: -720, after the MAC check. It matches on the ports alone, so a
-  // server answering from 0.0.0.0 (which no-ip-spoofing lets through for DHCP clients) is
-  // dropped too. DHCP clients send from 68 to 67, untouched.
+  // One flat root chain rather than a reference to libvirt's clean-traffic, which means the
+  // same but spreads it over six sub-chains: libvirt makes, links, renames and tears down each
+  // sub-chain with its own ebtables process at every start and every resume, and those took
+  // 1.0 s of each start here (129 processes) against 0.45 s (64) for these rules.
+  // Rules run by priority, lowest first; whatever no rule accepts meets the last one. What the
+  // guest sends ("out"): its own MAC only; no DHCP server's answer (ports alone, so one from
+  // 0.0.0.0 is dropped too); IPv4 only from its own address, or a DHCP client's request from
+  // 0.0.0.0; ARP only for its own MAC and address; RARP only as QEMU announces a restored or
+  // migrated guest; nothing else (IPv6 included). What comes to it: IPv4, ARP and that RARP.
   return "<filter name='" + std::string(kTrafficFilter) +
          "' chain='root'>\n"
-         "  <filterref filter='" +
-         kCleanTraffic +
-         "'/>\n"
+         "  <rule action='drop' direction='out' priority='-900'>\n"
+         "    <mac match='no' srcmacaddr='$MAC'/>\n"
+         "  </rule>\n"
          "  <rule action='drop' direction='out' priority='-720'>\n"
          "    <ip protocol='udp' srcportstart='67' dstportstart='68'/>\n"
          "  </rule>\n"
+         "  <rule action='accept' direction='out' priority='-710'>\n"
+         "    <ip srcipaddr='0.0.0.0' protocol='udp' srcportstart='68' dstportstart='67'/>\n"
+         "  </rule>\n"
+         "  <rule action='accept' direction='out' priority='-705'>\n"
+         "    <ip srcipaddr='$IP'/>\n"
+         "  </rule>\n"
+         // Not needed for the verdict (the last rule drops it too): it counts spoofed IPv4 apart
+         // from the guest's IPv6 and other noise, which the e2e test and an operator read.
+         "  <rule action='drop' direction='out' priority='-700'>\n"
+         "    <mac protocolid='ipv4'/>\n"
+         "  </rule>\n"
+         "  <rule action='accept' direction='in' priority='-690'>\n"
+         "    <mac protocolid='ipv4'/>\n"
+         "  </rule>\n"
+         "  <rule action='accept' direction='out' priority='-520'>\n"
+         "    <arp arpsrcmacaddr='$MAC' arpsrcipaddr='$IP'/>\n"
+         "  </rule>\n"
+         "  <rule action='accept' direction='in' priority='-500'>\n"
+         "    <mac protocolid='arp'/>\n"
+         "  </rule>\n"
+         "  <rule action='accept' direction='out' priority='-400'>\n"
+         "    <rarp srcmacaddr='$MAC' dstmacaddr='ff:ff:ff:ff:ff:ff' opcode='Request_Reverse' "
+         "arpsrcmacaddr='$MAC' arpdstmacaddr='$MAC' arpsrcipaddr='0.0.0.0' "
+         "arpdstipaddr='0.0.0.0'/>\n"
+         "  </rule>\n"
+         "  <rule action='accept' direction='in' priority='-400'>\n"
+         "    <rarp dstmacaddr='ff:ff:ff:ff:ff:ff' opcode='Request_Reverse' "
+         "arpsrcmacaddr='$MAC' arpdstmacaddr='$MAC' arpsrcipaddr='0.0.0.0' "
+         "arpdstipaddr='0.0.0.0'/>\n"
+         "  </rule>\n"
+         // No protocol element: an ebtables rule matching every frame (<all/> would be an
+         // iptables rule, and libvirt would manage iptables chains for each NIC as well).
+         "  <rule action='drop' direction='inout' priority='1000'/>\n"
          "</filter>\n";
 }
 

@@ -1,10 +1,11 @@
-// bowline's libvirt network filter, which every NIC of a space references (domain_xml.cpp):
-// libvirt's own `clean-traffic` (the guest sends only from its MAC and its IP address, ARP only
-// for them, IPv4 and ARP only: no other layer-2 protocol, IPv6 included), plus a rule that drops
-// DHCP server traffic leaving the guest, so that no guest answers another's DHCP. The NIC says
-// which address is its own: `IP` (a bridged space's fixed address) or `CTRL_IP_LEARNING=dhcp`
-// (what the network's DHCP server leases, snooped by libvirt; `DHCPSERVER`: the only servers
-// believed). The node defines the filter before it defines a domain (Hypervisor::ensure_nwfilter).
+// bowline's libvirt network filter, which every NIC of a space references (domain_xml.cpp): the
+// guest sends only from its MAC and its IP address, ARP only for them, IPv4 and ARP only (no
+// other layer-2 protocol, IPv6 included), and no DHCP server's answers, so that no guest answers
+// another's DHCP. It says what libvirt's clean-traffic says, plus the DHCP rule, in one flat
+// chain of its own (nwfilter.cpp says why). The NIC says which address is its own: `IP` (a
+// bridged space's fixed address) or `CTRL_IP_LEARNING=dhcp` (what the network's DHCP server
+// leases, snooped by libvirt; `DHCPSERVER`: the only servers believed). The node defines the
+// filter before it defines a domain (Hypervisor::ensure_nwfilter).
 #pragma once
 
 #include <string>
@@ -13,8 +14,6 @@
 namespace bowline::libvirt {
 
 inline constexpr const char* kTrafficFilter = "bowline-clean-traffic";
-// The libvirt filter ours references; Debian ships it in libvirt-daemon-config-nwfilter.
-inline constexpr const char* kCleanTraffic = "clean-traffic";
 
 // The filter's definition (no UUID: libvirt gives one, ensure_nwfilter keeps it).
 std::string traffic_filter_xml();

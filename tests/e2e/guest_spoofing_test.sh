@@ -132,7 +132,7 @@ check_match "the NAT NIC references $FILTER, learning its address from DHCP and 
   "$(filterref "$prefix-n")"
 port_of() { $VIRSH domiflist "$1" | awk 'NR > 2 && $1 != "" { print $1; exit }'; }
 # The packet count of the first rule of an ebtables chain (libvirt makes libvirt-I-PORT for what
-# the guest sends, I-PORT-ipv4-ip for no-ip-spoofing) that matches REGEX.
+# the guest sends, libvirt-O-PORT for what comes to it) that matches REGEX.
 rule_count() { # CHAIN REGEX
   ebtables -t nat -L "$1" --Lc 2>/dev/null | grep -E -e "$2" | head -n 1 | sed -n 's/.*pcnt = \([0-9]*\).*/\1/p'
 }
@@ -156,8 +156,9 @@ for s in b n; do
     expect "$console" '^TEST: spoof control from the own address: reached$' "control"
   check_cmd "$s: the guest does not reach the host from an address it gave itself" \
     expect "$console" '^TEST: spoof from [0-9.]+: unreached$' "spoofed source"
-  check_match "$s: the filter dropped the spoofed packets (ebtables I-${port[$s]}-ipv4-ip)" \
-    '^[1-9][0-9]*$' "$(rule_count "I-${port[$s]}-ipv4-ip" '^-j DROP')"
+  # IPv4 from any other address meets the drop of IPv4 (IPv6 and the rest meet the last rule).
+  check_match "$s: the filter dropped the spoofed packets (ebtables libvirt-I-${port[$s]})" \
+    '^[1-9][0-9]*$' "$(rule_count "libvirt-I-${port[$s]}" '^-p IPv4 -j DROP')"
 done
 
 # --- a DHCP server in a guest answers nobody --------------------------------------------------

@@ -37,7 +37,7 @@ std::string read_data(const std::string& name) {
 
 // The test driver's host, except that QEMU "supports" every domain type (the test driver has
 // no domain capabilities), networks can be added as defined-but-inactive, and network filters
-// answer from `filters` (libvirt's clean-traffic there) unless `filters_work` is off (the test
+// answer from `filters` unless `filters_work` is off (the test
 // driver's own answer: not supported).
 class TestHost final : public libvirt::Hypervisor {
  public:
@@ -47,7 +47,7 @@ class TestHost final : public libvirt::Hypervisor {
   bool domain_type_supported = true;
   std::map<std::string, libvirt::NetworkInfo> extra_networks;
   bool filters_work = true;
-  std::map<std::string, std::string> filters{{"clean-traffic", "<filter name='clean-traffic'/>"}};
+  std::map<std::string, std::string> filters;
 
   std::string uri() const override { return real_.uri(); }
   libvirt::DomainInfo define(const std::string& xml) override { return real_.define(xml); }
@@ -521,15 +521,14 @@ TEST(NodeReportJson, ShapeAndText) {
             "not ready: 1 required check failed (bridge:br0)\n");
 }
 
-// --- nwfilter: guests cannot spoof (bowline-clean-traffic needs the driver, clean-traffic and
-// ebtables) ----------------------------------------------------------------------------------
+// --- nwfilter: guests cannot spoof (bowline-clean-traffic needs the driver and ebtables) -----
 
-TEST_F(NodeCheckTest, NwfilterPassesWithCleanTrafficAndEbtables) {
+TEST_F(NodeCheckTest, NwfilterPassesWithTheDriverAndEbtables) {
   runner.answers["ebtables"] = {0, "ebtables 1.8.9 (nf_tables)\n", "", false};
   auto c = *find(run(), "nwfilter");
   EXPECT_EQ(c.status, CheckStatus::Ok) << c.detail;
   EXPECT_TRUE(c.required);
-  EXPECT_THAT(c.detail, HasSubstr("clean-traffic present"));
+  EXPECT_THAT(c.detail, HasSubstr("the nwfilter driver answers"));
   EXPECT_THAT(c.detail, HasSubstr("bowline-clean-traffic is defined at the first start"));
   EXPECT_THAT(c.detail, HasSubstr("ebtables 1.8.9 (nf_tables)"));
   host.filters[libvirt::kTrafficFilter] = libvirt::traffic_filter_xml();
@@ -558,19 +557,10 @@ TEST_F(security_node_check, ALibvirtThatCannotFilterIsNotReady) {
   EXPECT_FALSE(report.ready());
 }
 
-TEST_F(security_node_check, WithoutCleanTrafficOrEbtablesTheNodeIsNotReady) {
-  host.filters.clear();
-  auto report = run();
-  auto c = *find(report, "nwfilter");
-  EXPECT_EQ(c.status, CheckStatus::Missing);
-  EXPECT_THAT(c.detail, HasSubstr("no filter clean-traffic"));
-  EXPECT_THAT(c.fix, HasSubstr("libvirt-daemon-config-nwfilter"));
-  EXPECT_FALSE(report.ready());
-
-  host.filters = {{"clean-traffic", "<filter name='clean-traffic'/>"}};
+TEST_F(security_node_check, WithoutEbtablesTheNodeIsNotReady) {
   runner.answers["ebtables"] = {127, "", "ebtables: No such file or directory", false};
-  report = run();
-  c = *find(report, "nwfilter");
+  const auto report = run();
+  const auto c = *find(report, "nwfilter");
   EXPECT_EQ(c.status, CheckStatus::Missing);
   EXPECT_THAT(c.detail, HasSubstr("ebtables not found"));
   EXPECT_THAT(c.fix, HasSubstr("ebtables-nft"));

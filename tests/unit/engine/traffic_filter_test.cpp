@@ -70,7 +70,7 @@ class FilteringHost final : public ForwardingHypervisor {
   std::string fake_uri;
   bool filters_work = true;
   std::mutex mutex;
-  std::map<std::string, std::string> filters{{"clean-traffic", "<filter name='clean-traffic'/>"}};
+  std::map<std::string, std::string> filters;
   std::vector<std::string> calls;
   std::map<std::string, std::string> defined;
 };
@@ -199,21 +199,11 @@ TEST_F(security_traffic_filter_node, AHostWhoseLibvirtCannotFilterStartsNoSpace)
   host_.filters_work = false;
   const auto s = create("bridged", "b");
   EXPECT_EQ(s.state, store::SpaceState::Error);
-  EXPECT_THAT(s.error, HasSubstr("network filter \"clean-traffic\""));
+  EXPECT_THAT(s.error, HasSubstr("network filter \"bowline-clean-traffic\""));
   EXPECT_THAT(s.error, HasSubstr("guests do not start unfiltered"));
   EXPECT_THAT(s.error, HasSubstr("nwfilter driver"));
   EXPECT_TRUE(host_.defined.empty()) << "a domain was defined without its filter";
   EXPECT_FALSE(real_.lookup(s.domain_name));
-}
-
-TEST_F(security_traffic_filter_node, WithoutCleanTrafficNoSpaceStarts) {
-  host_.filters.clear();
-  const auto s = create("nat", "n");
-  EXPECT_EQ(s.state, store::SpaceState::Error);
-  EXPECT_THAT(s.error, HasSubstr("no filter clean-traffic"));
-  EXPECT_THAT(s.error, HasSubstr("libvirt-daemon-config-nwfilter"));
-  EXPECT_TRUE(host_.defined.empty());
-  EXPECT_FALSE(host_.filters.count("bowline-clean-traffic"));
 }
 
 TEST_F(TrafficFilterTest, TheTestDriverWhichRunsNoGuestsNeedsNoFilter) {

@@ -9,12 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <pugixml.hpp>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "libvirt/domain_xml.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
@@ -62,40 +65,105 @@ TEST(security_traffic_filter, IsValidForLibvirt) {
   EXPECT_EQ(status, 0) << output << "\n" << traffic_filter_xml();
 }
 
-TEST(security_traffic_filter, IsCleanTrafficAndDropsDhcpServerTrafficFromTheGuest) {
+// The filter's rules in the order libvirt applies them (priority, then document order).
+std::vector<pugi::xml_node> rules_in_order(const pugi::xml_document& doc) {
+  std::vector<pugi::xml_node> rules;
+  for (const auto r : doc.select_nodes("/filter/rule")) rules.push_back(r.node());
+  std::stable_sort(rules.begin(), rules.end(), [](pugi::xml_node a, pugi::xml_node b) {
+    return a.attribute("priority").as_int() < b.attribute("priority").as_int();
+  });
+  return rules;
+}
+
+// "drop out ip", "accept in mac", "drop inout -" for the last rule, ...
+std::string describe(pugi::xml_node rule) {
+  const auto match = rule.first_child();
+  return std::string(rule.attribute("action").value()) + " " + rule.attribute("direction").value() +
+         " " + (match ? match.name() : "-");
+}
+
+TEST(security_traffic_filter, SaysWhatCleanTrafficSaysInOneChainAndDropsDhcpServers) {
   const auto doc = parse(traffic_filter_xml());
   EXPECT_EQ(at(doc, "/filter/@name"), "bowline-clean-traffic");
   EXPECT_EQ(at(doc, "/filter/@chain"), "root");
-  EXPECT_EQ(doc.select_nodes("/filter/filterref").size(), 1u);
-  EXPECT_EQ(at(doc, "/filter/filterref/@filter"), "clean-traffic");
-  EXPECT_EQ(doc.select_nodes("/filter/rule").size(), 1u);
-  EXPECT_EQ(at(doc, "/filter/rule/@action"), "drop");
-  EXPECT_EQ(at(doc, "/filter/rule/@direction"), "out");  // what the guest sends
-  // After clean-traffic's MAC check (-800), before its accept of all IPv4 from the guest (-650).
-  const int priority = std::stoi(at(doc, "/filter/rule/@priority"));
-  EXPECT_GT(priority, -800);
-  EXPECT_LT(priority, -650);
-  EXPECT_EQ(at(doc, "/filter/rule/ip/@protocol"), "udp");
-  EXPECT_EQ(at(doc, "/filter/rule/ip/@srcportstart"), "67");  // a server's answer...
-  EXPECT_EQ(at(doc, "/filter/rule/ip/@dstportstart"), "68");  // ...to a client
-  // Whatever the addresses: a server may answer from 0.0.0.0, which clean-traffic lets out.
-  EXPECT_EQ(at(doc, "/filter/rule/ip/@srcipaddr"), "<none>");
-  EXPECT_EQ(at(doc, "/filter/rule/ip/@dstipaddr"), "<none>");
   EXPECT_EQ(filter_name(traffic_filter_xml()), kTrafficFilter);
+  // Self-contained: no sub-chains to make at each start, nothing else to install.
+  EXPECT_EQ(doc.select_nodes("//filterref").size(), 0u);
+  const auto rules = rules_in_order(doc);
+  ASSERT_GE(rules.size(), 3u);
+  // The MAC first, for everything the guest sends.
+  EXPECT_EQ(describe(rules[0]), "drop out mac");
+  EXPECT_EQ(std::string(rules[0].child("mac").attribute("match").value()), "no");
+  EXPECT_EQ(std::string(rules[0].child("mac").attribute("srcmacaddr").value()), "$MAC");
+  // Everything no rule accepted is dropped, both ways: an ebtables rule with no match (an <all/>
+  // would make it an iptables rule).
+  EXPECT_EQ(describe(rules.back()), "drop inout -");
+  bool dhcp_dropped = false;
+  for (const auto rule : rules) {
+    const std::string action = rule.attribute("action").value();
+    const std::string direction = rule.attribute("direction").value();
+    const auto match = rule.first_child();
+    const std::string layer = match ? match.name() : "";
+    // Only layer-2 matches: ebtables alone, no iptables chains per NIC.
+    EXPECT_TRUE(layer.empty() || layer == "mac" || layer == "ip" || layer == "arp" ||
+                layer == "rarp")
+        << layer;
+    if (layer == "ip" && action == "drop" && direction == "out" &&
+        std::string(match.attribute("srcportstart").value()) == "67") {
+      // A server's answer to a client, whatever its addresses (a server may answer from
+      // 0.0.0.0, which a DHCP client's requests need let out).
+      EXPECT_EQ(std::string(match.attribute("protocol").value()), "udp");
+      EXPECT_EQ(std::string(match.attribute("dstportstart").value()), "68");
+      EXPECT_EQ(std::string(match.attribute("srcipaddr").value()), "");
+      dhcp_dropped = true;
+    }
+    if (action != "accept" || direction == "in") continue;
+    // What the guest may send: each accept is pinned to its own address or is DHCP's request.
+    ASSERT_TRUE(direction == "out") << describe(rule);
+    if (layer == "ip") {
+      EXPECT_TRUE(dhcp_dropped) << "IPv4 accepted before DHCP servers are dropped";
+      const std::string source = match.attribute("srcipaddr").value();
+      if (source == "0.0.0.0") {
+        EXPECT_EQ(std::string(match.attribute("srcportstart").value()), "68");
+        EXPECT_EQ(std::string(match.attribute("dstportstart").value()), "67");
+      } else {
+        EXPECT_EQ(source, "$IP");
+      }
+    } else if (layer == "arp") {
+      EXPECT_EQ(std::string(match.attribute("arpsrcmacaddr").value()), "$MAC");
+      EXPECT_EQ(std::string(match.attribute("arpsrcipaddr").value()), "$IP");
+    } else if (layer == "rarp") {
+      // QEMU's announcement after a restore: from the NIC's MAC, about it, no addresses.
+      EXPECT_EQ(std::string(match.attribute("srcmacaddr").value()), "$MAC");
+      EXPECT_EQ(std::string(match.attribute("arpsrcmacaddr").value()), "$MAC");
+      EXPECT_EQ(std::string(match.attribute("arpsrcipaddr").value()), "0.0.0.0");
+    } else {
+      ADD_FAILURE() << "the guest may send " << describe(rule);
+    }
+  }
+  EXPECT_TRUE(dhcp_dropped);
 }
 
 TEST(TrafficFilter, SameFilterIgnoresUuidAttributeOrderAndWhitespace) {
   const auto ours = traffic_filter_xml();
   EXPECT_TRUE(same_filter(ours, ours));
   // As libvirt gives it back: with a UUID, its own indentation and attribute order.
-  const std::string libvirts =
-      "<filter chain='root' name='bowline-clean-traffic'>\n"
-      "    <uuid>da374175-46ff-4512-959e-c7895a5ebc9d</uuid>\n"
-      "    <filterref filter='clean-traffic'/>\n"
-      "    <rule priority='-720' direction='out' action='drop'><!-- a comment -->\n"
-      "      <ip dstportstart='68' srcportstart='67' protocol='udp'/>\n"
-      "    </rule>\n"
-      "</filter>\n\n";
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(ours.c_str()));
+  auto filter = doc.document_element();
+  filter.prepend_child("uuid").text().set("da374175-46ff-4512-959e-c7895a5ebc9d");
+  filter.prepend_child(pugi::node_comment).set_value(" a comment ");
+  for (auto rule : filter.children("rule")) {  // attributes in reverse order
+    std::vector<std::pair<std::string, std::string>> attributes;
+    for (const auto a : rule.attributes()) attributes.emplace_back(a.name(), a.value());
+    while (rule.first_attribute()) rule.remove_attribute(rule.first_attribute());
+    for (auto it = attributes.rbegin(); it != attributes.rend(); ++it)
+      rule.append_attribute(it->first.c_str()).set_value(it->second.c_str());
+  }
+  std::ostringstream out;
+  doc.save(out, "    ", pugi::format_indent | pugi::format_no_declaration);
+  const auto libvirts = out.str() + "\n\n";
+  EXPECT_NE(libvirts, ours);
   EXPECT_TRUE(same_filter(ours, libvirts));
   EXPECT_TRUE(same_filter(libvirts, ours));
 }
@@ -111,11 +179,11 @@ TEST(TrafficFilter, SameFilterSeesEveryChange) {
   EXPECT_FALSE(same_filter(ours, changed("-720", "-600")));
   EXPECT_FALSE(same_filter(ours, changed("'67'", "'1067'")));
   EXPECT_FALSE(same_filter(ours, changed("drop", "accept")));
-  EXPECT_FALSE(same_filter(ours, changed("clean-traffic'", "no-mac-spoofing'")));
+  EXPECT_FALSE(same_filter(ours, changed("$IP", "0.0.0.0")));
   EXPECT_FALSE(same_filter(ours, changed("  </rule>\n",
                                          "  </rule>\n  <rule action='accept' "
                                          "direction='inout' priority='0'/>\n")));
-  EXPECT_FALSE(same_filter(ours, changed("<filterref filter='clean-traffic'/>", "")));
+  EXPECT_FALSE(same_filter(ours, changed("<mac match='no' srcmacaddr='$MAC'/>", "")));
   EXPECT_FALSE(same_filter(ours, "not xml"));
   EXPECT_FALSE(same_filter("<network/>", "<network/>"));
 }
