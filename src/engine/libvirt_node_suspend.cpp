@@ -3,8 +3,6 @@
 // and frees the host's memory; a start restores the domain from it, and a stop or an undefine
 // removes it. The domain is not redefined on resume: the saved machine must match what was
 // saved, so a template change waits for the next stop and start.
-#include <thread>
-
 #include "engine/guest_agent.hpp"
 #include "engine/libvirt_node.hpp"
 #include "engine/page_report_watch.hpp"
