@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace bowline::store {
@@ -200,7 +202,7 @@ Db::Db(const std::filesystem::path& file, Options options) : file_(file) {
     sqlite3_busy_timeout(handle_, static_cast<int>(options.busy_timeout.count()));
     // journal_mode answers with the mode it ended up in: WAL is not possible everywhere (some
     // network file systems), and a store that silently ran without it would serialise readers.
-    if (auto mode = pragma_text("journal_mode=WAL"); mode != "wal")
+    if (auto mode = switch_to_wal(options.busy_timeout); mode != "wal")
       throw SqliteError("set journal_mode=WAL on " + file.string(), SQLITE_ERROR,
                         "the database stayed in journal mode '" + mode + "'");
     exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL");
@@ -249,6 +251,21 @@ CachedStatement Db::cached(std::string_view sql) {
   entry.in_use = true;
   entry.statement->reset();
   return CachedStatement(entry.statement.get(), &entry.in_use, nullptr);
+}
+
+// Changing the journal mode takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+// without the busy handler, when two connections opening a new file race for it (each holds a
+// shared lock and waiting would deadlock). The loser retries until the busy timeout.
+std::string Db::switch_to_wal(std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    try {
+      return pragma_text("journal_mode=WAL");
+    } catch (const SqliteError& e) {
+      if (e.code() != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 std::string Db::pragma_text(std::string_view name) {

@@ -146,6 +146,8 @@ class Db {
   sqlite3* handle() const { return handle_; }
 
  private:
+  std::string switch_to_wal(std::chrono::milliseconds patience);
+
   struct Entry {
     std::unique_ptr<Statement> statement;
     bool in_use = false;

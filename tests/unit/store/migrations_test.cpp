@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -228,12 +229,20 @@ TEST_F(MigrationTest, FailedStepLeavesThePreviousVersion) {
 TEST_F(MigrationTest, TwoConnectionsOpeningAnEmptyFileAtOnceBothSucceed) {
   std::vector<std::thread> threads;
   std::atomic<int> opened{0};
+  std::mutex mutex;
+  std::vector<std::string> errors;
   for (int i = 0; i < 4; ++i)
     threads.emplace_back([&] {
-      Store s(file(), clock_);
-      if (schema_version(s.db()) == latest_schema_version()) ++opened;
+      try {
+        Store s(file(), clock_);
+        if (schema_version(s.db()) == latest_schema_version()) ++opened;
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mutex);
+        errors.emplace_back(e.what());
+      }
     });
   for (auto& thread : threads) thread.join();
+  EXPECT_THAT(errors, ::testing::IsEmpty());
   EXPECT_EQ(opened, 4);
 }
 
