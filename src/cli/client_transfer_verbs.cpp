@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <system_error>
 #include <thread>
 
 #include "cli/app.hpp"
@@ -15,6 +17,7 @@
 #include "cli/client_transfer_verbs.hpp"
 #include "cli/client_verbs.hpp"
 #include "cli/ws_client.hpp"
+#include "util/direct_file_writer.hpp"
 
 namespace bowline::cli {
 namespace {
@@ -46,9 +49,12 @@ int export_space(const ExportArgs& a) {
   WsConnection ws(client.endpoint(), "/api/v1/spaces/" + escape_segment(id) + "/export");
   // Written beside the target and renamed at the end: a failed export leaves no file.
   const auto part = a.file + ".part";
-  const int fd = ::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw CliError(kExitUsage, "cannot write " + part);
-  ::fchmod(fd, 0600);
+  std::optional<util::DirectFileWriter> out;
+  try {
+    out.emplace(part, 0600);
+  } catch (const std::system_error& e) {
+    throw CliError(kExitUsage, e.what());
+  }
   std::uint64_t size = 0, done = 0;
   bool finished = false;
   ProgressLine progress(std::cerr, ::isatty(STDERR_FILENO) == 1);
@@ -60,12 +66,7 @@ int export_space(const ExportArgs& a) {
       if (kind == 'M') {
         size = ojson::parse(body, nullptr, false).value("size", std::uint64_t{0});
       } else if (kind == 'D') {
-        for (std::size_t at = 0; at < body.size();) {
-          const auto n = ::write(fd, body.data() + at, body.size() - at);
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) throw CliError(kExitUsage, "cannot write " + part);
-          at += static_cast<std::size_t>(n);
-        }
+        out->write(body);
         done += body.size();
         const int percent = size ? static_cast<int>(done * 100 / size) : 0;
         progress.show("exporting " + a.space + ": " + mib(done) + " of " + mib(size) + " (" +
@@ -81,10 +82,15 @@ int export_space(const ExportArgs& a) {
     if (!finished || done != size)
       throw CliError(kExitInvalid, "the server ended the export after " + mib(done) + " of " +
                                        mib(size) + " (the server log may say why)");
-    if (::fsync(fd) != 0 || ::close(fd) != 0) throw CliError(kExitUsage, "cannot write " + part);
+    out->finish();
+  } catch (const std::system_error& e) {
+    progress.done();
+    out.reset();
+    ::unlink(part.c_str());
+    throw CliError(kExitUsage, e.what());
   } catch (...) {
     progress.done();
-    ::close(fd);
+    out.reset();
     ::unlink(part.c_str());
     throw;
   }

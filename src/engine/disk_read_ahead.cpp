@@ -4,13 +4,15 @@
 
 namespace bowline::engine {
 
-DiskReadAhead::DiskReadAhead(image::NbdImage& disk, const std::vector<std::uint64_t>& clusters,
-                             std::uint64_t cluster, std::uint64_t max_run, std::size_t depth)
+DiskReadAhead::DiskReadAhead(image::GuestReader& disk, const std::vector<std::uint64_t>& clusters,
+                             std::uint64_t cluster, std::uint64_t max_run, std::size_t depth,
+                             OnRead on_read)
     : disk_(disk),
       clusters_(clusters),
       cluster_(cluster),
       max_run_(std::max(max_run, cluster)),
       depth_(std::max<std::size_t>(depth, 1)),
+      on_read_(std::move(on_read)),
       reader_([this] { read_all(); }) {}
 
 DiskReadAhead::~DiskReadAhead() {
@@ -35,6 +37,7 @@ void DiskReadAhead::read_all() {
       out.bytes.assign(run * cluster_, '\0');
       const auto readable = std::min<std::uint64_t>(out.bytes.size(), disk_.size() - offset);
       disk_.read(offset, out.bytes.data(), static_cast<std::uint32_t>(readable));
+      if (on_read_) on_read_(out.bytes.data(), out.bytes.size());
       i += run;
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] { return stop_ || ready_.size() < depth_; });

@@ -1,5 +1,5 @@
 // Reads a disk's data clusters ahead of the one who writes them out (an export): a thread asks
-// qemu-nbd for the next runs while the caller hashes and sends the previous ones, so the two
+// the disk for the next runs while the caller hashes and sends the previous ones, so the two
 // costs overlap instead of adding up. At most `depth` runs wait in memory (bounded, whatever
 // the sink's speed).
 #pragma once
@@ -8,12 +8,13 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
-#include "image/nbd_image.hpp"
+#include "image/guest_reader.hpp"
 
 namespace bowline::engine {
 
@@ -27,8 +28,12 @@ class DiskReadAhead {
 
   // `clusters`: the data clusters' numbers, ascending; `cluster` bytes each; runs of at most
   // `max_run` bytes. The reader starts at once.
-  DiskReadAhead(image::NbdImage& disk, const std::vector<std::uint64_t>& clusters,
-                std::uint64_t cluster, std::uint64_t max_run, std::size_t depth = 4);
+  // `on_read`, when given, sees each run on the reader thread right after it is read, in
+  // order (to hash it while it is in the CPU's cache).
+  using OnRead = std::function<void(const char*, std::size_t)>;
+  DiskReadAhead(image::GuestReader& disk, const std::vector<std::uint64_t>& clusters,
+                std::uint64_t cluster, std::uint64_t max_run, std::size_t depth = 4,
+                OnRead on_read = {});
   ~DiskReadAhead();  // stops the reader (a caller that stops early) and waits for it
   DiskReadAhead(const DiskReadAhead&) = delete;
   DiskReadAhead& operator=(const DiskReadAhead&) = delete;
@@ -39,10 +44,11 @@ class DiskReadAhead {
  private:
   void read_all();
 
-  image::NbdImage& disk_;
+  image::GuestReader& disk_;
   const std::vector<std::uint64_t>& clusters_;
   const std::uint64_t cluster_, max_run_;
   const std::size_t depth_;
+  OnRead on_read_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Run> ready_;

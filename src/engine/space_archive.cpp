@@ -123,6 +123,13 @@ void ArchiveWriter::write(std::string_view data) {
   sink_(data);
 }
 
+void ArchiveWriter::write_hashed(std::string_view data) {
+  if (!open_ || written_ + data.size() > members_.back().size)
+    throw ArchiveError("more bytes than the member's size");
+  written_ += data.size();
+  sink_(data);
+}
+
 void ArchiveWriter::end() {
   if (!open_ || written_ != members_.back().size)
     throw ArchiveError("the member " + members_.back().name + " ended early");

@@ -59,6 +59,10 @@ class ArchiveWriter {
   void add(const std::string& name, std::string_view data);
   void begin(const std::string& name, std::uint64_t size);
   void write(std::string_view data);  // exactly the size given to begin(), in pieces
+  // For bytes already fed to hash() (by a reader thread, while they were in the CPU's cache):
+  // counted and sunk, not hashed again. Nothing else may use hash() meanwhile.
+  void write_hashed(std::string_view data);
+  image::Sha256& hash() { return hash_; }
   void end();
   void finish();  // the manifest and the end-of-archive blocks
   const std::vector<Member>& members() const { return members_; }

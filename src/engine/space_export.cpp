@@ -5,6 +5,7 @@
 
 #include "engine/disk_read_ahead.hpp"
 #include "engine/space_archive.hpp"
+#include "image/chain_reader.hpp"
 #include "image/errors.hpp"
 #include "image/nbd_image.hpp"
 
@@ -19,10 +20,10 @@ class Stopped : public std::exception {};  // the reader went away
 }  // namespace
 
 SpaceArchiveStream::SpaceArchiveStream(ExportSource source, image::Disks& disks, std::int64_t mtime)
-    : source_(std::move(source)), mtime_(mtime) {
+    : source_(std::move(source)), disks_(disks), mtime_(mtime) {
   const auto info = disks.info(source_.disk);
-  layout_ = std::make_unique<image::Qcow2StreamLayout>(
-      info.virtual_size, image::data_extents_from_map(disks.map_json(source_.disk)));
+  extents_ = image::data_extents_from_map(disks.map_json(source_.disk));
+  layout_ = std::make_unique<image::Qcow2StreamLayout>(info.virtual_size, extents_);
   size_ = archive::archive_size({{archive::kSpaceMember, source_.space_json.size(), ""},
                                  {archive::kTemplateMember, source_.template_yaml.size(), ""},
                                  {archive::kDiskMember, layout_->file_size(), ""}});
@@ -38,14 +39,25 @@ void SpaceArchiveStream::run(const std::filesystem::path& work_dir,
   try {
     writer.add(archive::kSpaceMember, source_.space_json);
     writer.add(archive::kTemplateMember, source_.template_yaml);
-    image::NbdImage disk(source_.disk, work_dir);
+    image::NbdImage nbd(source_.disk, work_dir);
+    // Mapped again now that qemu-nbd holds the image, and with it QEMU's lock (no domain can
+    // start on it now): the layout came from the first map, and a disk that changed in
+    // between would not fit it.
+    const auto map = disks_.map_json(source_.disk);
+    if (image::data_extents_from_map(map) != extents_)
+      throw image::DiskError("the disk changed after the export began (was the space started?)");
+    image::ChainReader disk(image::map_entries(map),
+                            image::chain_images(disks_.chain_json(source_.disk)), nbd);
     const auto& layout = *layout_;
     writer.begin(archive::kDiskMember, layout.file_size());
     writer.write(layout.metadata());
-    // Read ahead on a thread of its own: qemu-nbd's reads overlap the hashing and sending.
-    DiskReadAhead runs(disk, layout.data_clusters(), image::kQcow2StreamCluster, kRead);
+    // Read and hashed ahead on a thread of its own (SHA-256 is the costliest step, and reads
+    // from the cache right after the read), while this one frames and sends.
+    auto& hash = writer.hash();
+    DiskReadAhead runs(disk, layout.data_clusters(), image::kQcow2StreamCluster, kRead, 4,
+                       [&hash](const char* bytes, std::size_t size) { hash.update(bytes, size); });
     while (auto run = runs.next())
-      writer.write(std::string_view(run->bytes.data(), run->bytes.size()));
+      writer.write_hashed(std::string_view(run->bytes.data(), run->bytes.size()));
     writer.end();
     writer.finish();
   } catch (const Stopped&) {

@@ -1,5 +1,6 @@
 // Streams a stopped space's archive (space_archive.hpp) as it is produced: the boot disk is
-// read through qemu-nbd (its backing chain folded in) and written as a standalone qcow2 whose
+// read as its guest sees it (image/chain_reader.hpp: from the chain's files where qemu-img map
+// gives offsets, through qemu-nbd elsewhere) and written as a standalone qcow2 whose
 // tables are computed up front from `qemu-img map` (image/qcow2_stream.hpp), so the archive's
 // size is known before its first byte and nothing is ever copied to a temporary file.
 #pragma once
@@ -9,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "image/overlay.hpp"
@@ -28,6 +30,8 @@ class SpaceArchiveStream {
 
  private:
   ExportSource source_;
+  image::Disks& disks_;
+  std::vector<image::Extent> extents_;  // what the layout was made from
   std::unique_ptr<image::Qcow2StreamLayout> layout_;
   std::int64_t mtime_;
   std::uint64_t size_ = 0;

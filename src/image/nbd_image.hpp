@@ -11,21 +11,22 @@
 #include <filesystem>
 #include <string>
 
+#include "image/guest_reader.hpp"
+
 namespace bowline::image {
 
-class NbdImage {
+class NbdImage : public GuestReader {
  public:
   // Starts `qemu-nbd --read-only` on `image` with its socket in `socket_dir` (private, made
   // here) and connects. Throws DiskError when it does not come up within 10 s.
   NbdImage(const std::filesystem::path& image, const std::filesystem::path& socket_dir,
            const std::string& qemu_nbd = "qemu-nbd");
-  ~NbdImage();  // disconnects and ends qemu-nbd
+  ~NbdImage() override;  // disconnects and ends qemu-nbd
   NbdImage(const NbdImage&) = delete;
   NbdImage& operator=(const NbdImage&) = delete;
 
-  std::uint64_t size() const { return size_; }
-  // Exactly `length` bytes at `offset` (at most 32 MiB, within size()). Throws DiskError.
-  void read(std::uint64_t offset, char* out, std::uint32_t length);
+  std::uint64_t size() const override { return size_; }
+  void read(std::uint64_t offset, char* out, std::uint32_t length) override;
 
  private:
   void connect_socket();

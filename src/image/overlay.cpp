@@ -134,6 +134,12 @@ std::string Disks::map_json(const fs::path& image) {
   return run({options_.qemu_img, "map", "-U", "--output=json", "-f", "qcow2", image.string()}).out;
 }
 
+std::string Disks::chain_json(const fs::path& image) {
+  return run({options_.qemu_img, "info", "-U", "--backing-chain", "--output=json", "-f", "qcow2",
+              image.string()})
+      .out;
+}
+
 void Disks::resize(const fs::path& disk, std::uint64_t bytes) {
   run({options_.qemu_img, "resize", "-f", "qcow2", disk.string(), std::to_string(bytes)});
 }

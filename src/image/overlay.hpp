@@ -68,6 +68,9 @@ class Disks {
   // `qemu-img map --output=json` of the whole backing chain: which guest ranges hold data.
   std::string map_json(const std::filesystem::path& image);
 
+  // `qemu-img info --backing-chain --output=json`: each image of the chain, top first.
+  std::string chain_json(const std::filesystem::path& image);
+
   // `qemu-img info -U --output=json` (-U: also for a disk a running domain holds).
   DiskInfo info(const std::filesystem::path& image);
 

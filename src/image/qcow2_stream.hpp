@@ -23,6 +23,7 @@ constexpr std::uint64_t kQcow2StreamCluster = 64 * 1024;
 struct Extent {
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
+  bool operator==(const Extent&) const = default;
 };
 
 class Qcow2StreamLayout {
