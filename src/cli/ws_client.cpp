@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -36,9 +37,17 @@ using tcp = asio::ip::tcp;
 using PlainWs = websocket::stream<beast::tcp_stream>;
 using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
 
+namespace {
+constexpr std::size_t kIncomingLimit = 16 << 20;  // bytes read and not yet taken by read()
+}  // namespace
+
 struct WsConnection::Impl {
   asio::io_context ioc;
   asio::strand<asio::io_context::executor_type> strand = asio::make_strand(ioc);
+  // While reads are paused no operation is pending: without this, run() would return and a
+  // later read_next() would never run.
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running =
+      asio::make_work_guard(ioc);
   std::optional<asio::ssl::context> tls_context;
   TlsTrust trust;  // what the TLS handshake is held to, and saw
   // One of the two, set by the constructor.
@@ -50,6 +59,8 @@ struct WsConnection::Impl {
   std::mutex mutex;
   std::condition_variable arrived;
   std::deque<std::string> incoming;
+  std::size_t incoming_bytes = 0;
+  bool read_paused = false;  // incoming is full: no read until read() takes some
   bool ended = false;
 
   std::deque<std::string> outgoing;    // on the strand
@@ -75,13 +86,18 @@ struct WsConnection::Impl {
     with_ws([this](auto& ws) {
       ws.async_read(buffer, [this](beast::error_code ec, std::size_t) {
         if (ec) return end();
+        bool full = false;
         {
           std::lock_guard lock(mutex);
           incoming.push_back(beast::buffers_to_string(buffer.data()));
+          incoming_bytes += incoming.back().size();
+          // A reader slower than the network (an export to a slow disk) must not make the
+          // queue as big as the archive: stop reading, and TCP holds the server back.
+          full = read_paused = incoming_bytes > kIncomingLimit;
           arrived.notify_all();
         }
         buffer.consume(buffer.size());
-        read_next();
+        if (!full) read_next();
       });
     });
   }
@@ -262,6 +278,11 @@ std::optional<std::string> WsConnection::read() {
   if (impl_->incoming.empty()) return std::nullopt;
   auto out = std::move(impl_->incoming.front());
   impl_->incoming.pop_front();
+  impl_->incoming_bytes -= out.size();
+  if (impl_->read_paused && impl_->incoming_bytes <= kIncomingLimit / 2) {
+    impl_->read_paused = false;
+    asio::post(impl_->strand, [impl = impl_.get()] { impl->read_next(); });
+  }
   return out;
 }
 
