@@ -6,6 +6,8 @@
 #include "engine/guest_agent.hpp"
 #include "engine/libvirt_node.hpp"
 #include "engine/page_report_watch.hpp"
+#include "engine/readiness.hpp"
+#include "plan/plan.hpp"
 
 namespace bowline::engine {
 
@@ -96,9 +98,13 @@ Observation LibvirtNode::resume(const store::Space& space, const Progress& progr
   if (!info)
     return {MachineState::Gone, "the domain " + space.domain_name + " vanished from libvirt"};
   if (info->status.state != libvirt::DomainState::Shutoff) return observe(space);
-  progress.step(has_saved_state(space.domain_name) ? "restoring memory from disk"
-                                                   : "no saved state left: booting",
-                10);
+  const bool saved = has_saved_state(space.domain_name);
+  progress.step(saved ? "restoring memory from disk" : "no saved state left: booting", 10);
+  const auto log = plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name));
+  if (saved)
+    keep_console_before_restore(log);
+  else
+    forget_kept_console(log);
   hypervisor_.start(space.domain_name);
   return observe(space);
 }

@@ -15,9 +15,17 @@ struct Readiness {
   std::vector<std::string> last_lines;  // the console's tail, for `space info`
 };
 
-// Reads at most the last `max_bytes` of the log.
+// Reads at most the last `max_bytes` of the log (after what keep_console_before_restore kept).
 Readiness read_readiness(const std::string& console_log, std::size_t tail_lines = 10,
                          std::size_t max_bytes = 256 * 1024);
+
+// QEMU truncates the console log at every start, also the one that restores a suspended
+// space's memory: its guest did not boot again, yet its log would read "not booted". Before
+// such a start, the log's tail is added to `<log>.kept` (at most `max_bytes`), which
+// read_readiness() reads first; before a cold start it is removed (a new boot decides).
+void keep_console_before_restore(const std::string& console_log,
+                                 std::size_t max_bytes = 256 * 1024);
+void forget_kept_console(const std::string& console_log);
 // The same on text already read (unit tests).
 Readiness parse_readiness(const std::string& console_text, std::size_t tail_lines = 10);
 

@@ -205,6 +205,9 @@ up_after=$(tail -n 1 <<<"$out")
 check_cmd "resume: the uptime continues ($up_before -> $up_after, no boot)" \
   awk -v a="$up_before" -v b="$up_after" 'BEGIN { exit !(b + 0 >= a + 0) }'
 check_eq "resume: vm2 is running" running "$(as_user space info vm2 -o json | jq -r .state)"
+# The restore's QEMU truncated the console log; the guest did not boot again and is still ready.
+check_eq "resume: vm2 is still ready (cloud-init's line kept from before the suspend)" true \
+  "$(as_user space info vm2 -o json | jq -r .info.readiness.finished)"
 check_match "resume: the event says what woke it" 'tunnel to port 22' \
   "$(api_get '/api/v1/events?since=0' 3 | grep 'space.resumed' | tail -n 1)"
 "$BOWLINE" template update "$work/deb.yaml" --name deb >/dev/null || abort "template update (no idleSuspend)"

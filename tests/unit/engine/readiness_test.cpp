@@ -1,6 +1,10 @@
 #include "engine/readiness.hpp"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace bowline::engine {
 
@@ -51,6 +55,35 @@ TEST(Readiness, KeepsOnlyTheTailAndDropsControlCharacters) {
 TEST(Readiness, AMissingLogIsNotReady) {
   const auto r = read_readiness("/nonexistent/console.log");
   EXPECT_FALSE(r.booted);
+}
+
+// A restore truncates the log (QEMU starts again) though the guest did not boot again: what
+// was kept before it still counts, after a second suspend too; a cold start forgets it.
+TEST(Readiness, WhatWasKeptBeforeARestoreStillCounts) {
+  char pattern[] = "/tmp/bowline-readiness.XXXXXX";
+  const std::string dir = mkdtemp(pattern);
+  const auto log = dir + "/console.log";
+  const auto write = [&](const std::string& text) { std::ofstream(log, std::ios::trunc) << text; };
+  write(
+      "[    1.2] Linux version 6.1\n"
+      "Cloud-init v. 22.4.2 finished at Sun, 29 Nov 2026 14:09:41 +0000. Datasource "
+      "DataSourceNoCloud [seed=/dev/sr0].  Up 48.80 seconds\n"
+      "dev login: ");
+  keep_console_before_restore(log);
+  write("");  // the restore's QEMU truncated it
+  EXPECT_TRUE(read_readiness(log).finished);
+  write("\r\ndev login: ");
+  keep_console_before_restore(log);  // a second suspend: the first boot is still there
+  write("");
+  auto r = read_readiness(log);
+  EXPECT_TRUE(r.finished);
+  EXPECT_NE(r.detail.find("DataSourceNoCloud"), std::string::npos);
+  // A small limit keeps only the newest bytes.
+  keep_console_before_restore(log, 16);
+  EXPECT_LE(std::filesystem::file_size(log + ".kept"), 16u);
+  forget_kept_console(log);
+  EXPECT_FALSE(read_readiness(log).booted);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace bowline::engine
