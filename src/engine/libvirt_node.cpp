@@ -205,11 +205,7 @@ void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
 
 void LibvirtNode::start_domain(const plan::Plan& plan) {
   if (hypervisor_.state(plan.domain_name).state == libvirt::DomainState::Running) return;
-  // A start with a managed save restores the memory (the guest does not boot again).
-  if (has_saved_state(plan.domain_name))
-    keep_console_before_restore(plan.console_log);
-  else
-    forget_kept_console(plan.console_log);
+  carry_console_over(plan.domain_name, plan.console_log);
   libvirt::StartOptions options;
   options.reset_nvram =
       plan.firmware.bootloader == spec::Bootloader::Uefi && plan.firmware.reset_nvram_on_start;

@@ -77,6 +77,10 @@ class LibvirtNode final : public Node {
   // Whether libvirt keeps a managed save of the domain (false where the driver has none).
   bool has_saved_state(const std::string& domain);
   void discard_saved_state(const std::string& domain);
+  // Before a start: QEMU truncates the console log, and a start that restores a managed save
+  // is no new boot, so what the log said is kept for readiness (engine/readiness.hpp); before
+  // a cold start it is forgotten. Returns whether there is a managed save.
+  bool carry_console_over(const std::string& domain, const std::string& console_log);
   std::string trim_guest_cache(const std::string& domain);
   std::optional<std::uint64_t> resident_kib(const std::string& domain);
   Observation resume(const store::Space& space, const Progress& progress) override;

@@ -64,6 +64,15 @@ std::string LibvirtNode::trim_guest_cache(const std::string& domain) {
          " MiB fewer to save";
 }
 
+bool LibvirtNode::carry_console_over(const std::string& domain, const std::string& console_log) {
+  const bool saved = has_saved_state(domain);
+  if (saved)
+    keep_console_before_restore(console_log);
+  else
+    forget_kept_console(console_log);
+  return saved;
+}
+
 bool LibvirtNode::has_saved_state(const std::string& domain) {
   try {
     return hypervisor_.has_managed_save(domain);
@@ -98,13 +107,10 @@ Observation LibvirtNode::resume(const store::Space& space, const Progress& progr
   if (!info)
     return {MachineState::Gone, "the domain " + space.domain_name + " vanished from libvirt"};
   if (info->status.state != libvirt::DomainState::Shutoff) return observe(space);
-  const bool saved = has_saved_state(space.domain_name);
+  const bool saved = carry_console_over(
+      space.domain_name,
+      plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name)));
   progress.step(saved ? "restoring memory from disk" : "no saved state left: booting", 10);
-  const auto log = plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name));
-  if (saved)
-    keep_console_before_restore(log);
-  else
-    forget_kept_console(log);
   hypervisor_.start(space.domain_name);
   return observe(space);
 }

@@ -43,11 +43,11 @@ void SpaceArchiveStream::run(const std::filesystem::path& work_dir,
     // Mapped again now that qemu-nbd holds the image, and with it QEMU's lock (no domain can
     // start on it now): the layout came from the first map, and a disk that changed in
     // between would not fit it.
-    const auto map = disks_.map_json(source_.disk);
-    if (image::data_extents_from_map(map) != extents_)
+    auto map = image::map_entries(disks_.map_json(source_.disk));
+    if (image::data_extents(map) != extents_)
       throw image::DiskError("the disk changed after the export began (was the space started?)");
-    image::ChainReader disk(image::map_entries(map),
-                            image::chain_images(disks_.chain_json(source_.disk)), nbd);
+    image::ChainReader disk(std::move(map), image::chain_images(disks_.chain_json(source_.disk)),
+                            nbd);
     const auto& layout = *layout_;
     writer.begin(archive::kDiskMember, layout.file_size());
     writer.write(layout.metadata());

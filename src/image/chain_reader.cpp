@@ -35,6 +35,13 @@ std::vector<MapEntry> map_entries(const std::string& map_json) {
   return out;
 }
 
+std::vector<Extent> data_extents(const std::vector<MapEntry>& map) {
+  std::vector<Extent> out;
+  for (const auto& e : map)
+    if (e.data) out.push_back({e.start, e.length});
+  return out;
+}
+
 std::vector<ChainImage> chain_images(const std::string& info_json) {
   const auto parsed = nlohmann::json::parse(info_json, nullptr, false);
   if (!parsed.is_array() || parsed.empty())
@@ -100,13 +107,11 @@ void ChainReader::read(std::uint64_t offset, char* out, std::uint32_t length) {
       continue;
     }
     const auto piece = std::min(end, it->start + it->length) - at;
-    const bool in_place = it->data && !it->zero && it->offset && it->depth >= 0 &&
-                          static_cast<std::size_t>(it->depth) < fds_.size() &&
-                          fds_[static_cast<std::size_t>(it->depth)] >= 0;
+    const auto depth = static_cast<std::size_t>(it->depth);
     if (it->zero || !it->data) {
       std::memset(into, 0, piece);
-    } else if (in_place) {
-      const int fd = fds_[static_cast<std::size_t>(it->depth)];
+    } else if (it->offset && it->depth >= 0 && depth < fds_.size() && fds_[depth] >= 0) {
+      const int fd = fds_[depth];
       auto from = *it->offset + (at - it->start);
       for (std::uint64_t done = 0; done < piece;) {
         const auto n = ::pread(fd, into + done, piece - done, static_cast<off_t>(from + done));

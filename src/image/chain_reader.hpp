@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "image/guest_reader.hpp"
+#include "image/qcow2_stream.hpp"
 
 namespace bowline::image {
 
@@ -27,6 +28,8 @@ struct MapEntry {
   bool operator==(const MapEntry&) const = default;
 };
 std::vector<MapEntry> map_entries(const std::string& map_json);  // throws DiskError
+// The guest ranges that hold data (what a streamed qcow2 is laid out from).
+std::vector<Extent> data_extents(const std::vector<MapEntry>& map);
 
 // One image of a backing chain, top first (`qemu-img info --backing-chain`).
 struct ChainImage {

@@ -1,9 +1,9 @@
 #include "image/qcow2_stream.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "image/chain_reader.hpp"
 #include "image/errors.hpp"
 
 namespace bowline::image {
@@ -100,14 +100,7 @@ std::string Qcow2StreamLayout::metadata() const {
 }
 
 std::vector<Extent> data_extents_from_map(const std::string& map_json) {
-  const auto parsed = nlohmann::json::parse(map_json, nullptr, false);
-  if (!parsed.is_array()) throw DiskError("qemu-img map did not answer a JSON list");
-  std::vector<Extent> out;
-  for (const auto& e : parsed) {
-    if (!e.is_object() || !e.value("data", false)) continue;
-    out.push_back({e.value("start", std::uint64_t{0}), e.value("length", std::uint64_t{0})});
-  }
-  return out;
+  return data_extents(map_entries(map_json));
 }
 
 }  // namespace bowline::image
