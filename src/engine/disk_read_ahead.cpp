@@ -4,16 +4,20 @@
 
 namespace bowline::engine {
 
-DiskReadAhead::DiskReadAhead(image::GuestReader& disk, const std::vector<std::uint64_t>& clusters,
-                             std::uint64_t cluster, std::uint64_t max_run, std::size_t depth,
-                             OnRead on_read)
-    : disk_(disk),
-      clusters_(clusters),
-      cluster_(cluster),
-      max_run_(std::max(max_run, cluster)),
-      depth_(std::max<std::size_t>(depth, 1)),
-      on_read_(std::move(on_read)),
-      reader_([this] { read_all(); }) {}
+DiskReadAhead::DiskReadAhead(const std::vector<image::GuestReader*>& disks,
+                             const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
+                             std::uint64_t max_run, std::size_t depth, OnRead on_read)
+    : cluster_(cluster), depth_(std::max<std::size_t>(depth, 1)), on_read_(std::move(on_read)) {
+  // Runs of consecutive clusters, at most max_run bytes each, each read at once.
+  const auto most = std::max<std::uint64_t>(max_run / std::max<std::uint64_t>(cluster, 1), 1);
+  for (std::size_t i = 0; i < clusters.size();) {
+    std::uint64_t run = 1;
+    while (i + run < clusters.size() && clusters[i + run] == clusters[i] + run && run < most) ++run;
+    spans_.push_back({clusters[i], run});
+    i += run;
+  }
+  for (auto* disk : disks) readers_.emplace_back([this, disk] { read_with(*disk); });
+}
 
 DiskReadAhead::~DiskReadAhead() {
   {
@@ -21,48 +25,60 @@ DiskReadAhead::~DiskReadAhead() {
     stop_ = true;
   }
   changed_.notify_all();
-  reader_.join();
+  for (auto& reader : readers_) reader.join();
 }
 
-void DiskReadAhead::read_all() {
+void DiskReadAhead::read_with(image::GuestReader& disk) {
   try {
-    for (std::size_t i = 0; i < clusters_.size();) {
-      // A run of consecutive clusters, at most max_run_ bytes, read at once.
-      std::size_t run = 1;
-      while (i + run < clusters_.size() && clusters_[i + run] == clusters_[i] + run &&
-             (run + 1) * cluster_ <= max_run_)
-        ++run;
-      const auto offset = clusters_[i] * cluster_;
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] {
+          return stop_ || error_ || claimed_ >= spans_.size() || claimed_ < delivered_ + depth_;
+        });
+        if (stop_ || error_ || claimed_ >= spans_.size()) break;
+        i = claimed_++;
+      }
+      const auto offset = spans_[i].first * cluster_;
       Run out;
-      out.bytes.assign(run * cluster_, '\0');
-      const auto readable = std::min<std::uint64_t>(out.bytes.size(), disk_.size() - offset);
-      disk_.read(offset, out.bytes.data(), static_cast<std::uint32_t>(readable));
-      if (on_read_) on_read_(out.bytes.data(), out.bytes.size());
-      i += run;
+      out.bytes.assign(spans_[i].count * cluster_, '\0');
+      if (offset < disk.size()) {
+        const auto readable = std::min<std::uint64_t>(out.bytes.size(), disk.size() - offset);
+        disk.read(offset, out.bytes.data(), static_cast<std::uint32_t>(readable));
+      }
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || ready_.size() < depth_; });
-      if (stop_) return;
-      ready_.push_back(std::move(out));
+      if (on_read_) {
+        // In order: whoever read the run before this one has shown it first.
+        changed_.wait(lock, [&] { return stop_ || error_ || seen_ == i; });
+        if (stop_ || error_) break;
+        lock.unlock();
+        on_read_(out.bytes.data(), out.bytes.size());
+        lock.lock();
+      }
+      ++seen_;
+      ready_.emplace(i, std::move(out));
       lock.unlock();
       changed_.notify_all();
     }
   } catch (...) {
     std::lock_guard lock(mutex_);
-    error_ = std::current_exception();
+    if (!error_) error_ = std::current_exception();
   }
   {
     std::lock_guard lock(mutex_);
-    done_ = true;
+    ++finished_;
   }
   changed_.notify_all();
 }
 
 std::optional<DiskReadAhead::Run> DiskReadAhead::next() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !ready_.empty() || done_; });
-  if (!ready_.empty()) {
-    auto run = std::move(ready_.front());
-    ready_.pop_front();
+  changed_.wait(lock, [&] { return ready_.count(delivered_) > 0 || finished_ == readers_.size(); });
+  if (const auto it = ready_.find(delivered_); it != ready_.end()) {
+    auto run = std::move(it->second);
+    ready_.erase(it);
+    ++delivered_;
     lock.unlock();
     changed_.notify_all();
     return run;

@@ -83,6 +83,16 @@ ChainReader::ChainReader(std::vector<MapEntry> map, const std::vector<ChainImage
     }
     fds_.push_back(fd);
   }
+  try {
+    for (std::size_t depth = 0; depth < chain.size(); ++depth)
+      compressed_.push_back(fds_[depth] >= 0 && chain[depth].format == "qcow2"
+                                ? std::make_unique<Qcow2Compressed>(fds_[depth])
+                                : nullptr);
+  } catch (...) {
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+    throw;
+  }
 }
 
 ChainReader::~ChainReader() {
@@ -123,6 +133,9 @@ void ChainReader::read(std::uint64_t offset, char* out, std::uint32_t length) {
         done += static_cast<std::uint64_t>(n);
       }
       in_place_ += piece;
+    } else if (depth < compressed_.size() && compressed_[depth] &&
+               compressed_[depth]->read(at, into, static_cast<std::uint32_t>(piece))) {
+      inflated_ += piece;
     } else {
       fallback_.read(at, into, static_cast<std::uint32_t>(piece));
       from_fallback_ += piece;

@@ -1,19 +1,22 @@
 // Reads a stopped disk as its guest sees it straight from the files of its backing chain, at
-// the host offsets `qemu-img map` reports, and asks `fallback` (qemu-nbd, QEMU's own block
-// layer) only for what has no such offset: compressed clusters (cloud images ship them),
-// encrypted images, external data files. Why: an export moved every byte through qemu-nbd's
-// socket, two more copies and a third of the export's CPU; a pread from the page cache is one.
-// The caller keeps qemu-nbd running on the image meanwhile, and with it QEMU's own image
-// lock: a domain started meanwhile is refused by QEMU, so the offsets stay true.
+// the host offsets `qemu-img map` reports; inflates the zlib-compressed clusters of a qcow2
+// (cloud images ship them) itself (qcow2_compressed.hpp); and asks `fallback` (qemu-nbd,
+// QEMU's own block layer) only for the rest: zstd, encrypted images, external data files. Why: an
+// export moved every byte through qemu-nbd's socket, two more copies and a third of the export's
+// CPU; a pread from the page cache is one. The caller keeps qemu-nbd running on the image
+// meanwhile, and with it QEMU's own image lock: a domain started meanwhile is refused by QEMU, so
+// the offsets stay true.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "image/guest_reader.hpp"
+#include "image/qcow2_compressed.hpp"
 #include "image/qcow2_stream.hpp"
 
 namespace bowline::image {
@@ -56,15 +59,18 @@ class ChainReader : public GuestReader {
   std::uint64_t size() const override { return fallback_.size(); }
   void read(std::uint64_t offset, char* out, std::uint32_t length) override;
 
-  // How many bytes came from the files and how many from the fallback (for tests and logs).
+  // How many bytes were read from the files, inflated here, and read by the fallback (for
+  // tests and logs).
   std::uint64_t bytes_in_place() const { return in_place_; }
+  std::uint64_t bytes_inflated() const { return inflated_; }
   std::uint64_t bytes_from_fallback() const { return from_fallback_; }
 
  private:
   std::vector<MapEntry> map_;  // ascending by start, as qemu-img gives it
   std::vector<int> fds_;       // by depth; -1 where the fallback reads
+  std::vector<std::unique_ptr<Qcow2Compressed>> compressed_;  // by depth; null: not a qcow2
   GuestReader& fallback_;
-  std::uint64_t in_place_ = 0, from_fallback_ = 0;
+  std::uint64_t in_place_ = 0, inflated_ = 0, from_fallback_ = 0;
 };
 
 }  // namespace bowline::image

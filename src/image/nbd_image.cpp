@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -65,14 +66,57 @@ void put_be(unsigned char* p, std::uint64_t v, int bytes) {
 
 }  // namespace
 
-NbdImage::NbdImage(const fs::path& image, const fs::path& socket_dir, const std::string& qemu_nbd)
+// One NBD connection: its own socket and request handles, used by one thread at a time.
+class NbdImage::Connection : public GuestReader {
+ public:
+  // `server` is set to -1 when it is found to have exited (reaped here).
+  Connection(const fs::path& socket, pid_t& server) {
+    connect_socket(socket, server);
+    try {
+      handshake();
+    } catch (...) {
+      ::close(fd_);
+      throw;
+    }
+  }
+  ~Connection() override {
+    try {
+      unsigned char request[28] = {};
+      put_be(request, kRequestMagic, 4);
+      put_be(request + 6, kCmdDisconnect, 2);
+      write_all(fd_, request, sizeof request);
+    } catch (...) {
+    }
+    ::close(fd_);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  std::uint64_t size() const override { return size_; }
+  void read(std::uint64_t offset, char* out, std::uint32_t length) override;
+
+ private:
+  void connect_socket(const fs::path& socket, pid_t& server);
+  void handshake();
+
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  std::uint64_t handle_ = 0;
+};
+
+NbdImage::NbdImage(const fs::path& image, const fs::path& socket_dir, const std::string& qemu_nbd,
+                   std::size_t connections)
     : socket_dir_(socket_dir), socket_(socket_dir / "nbd.sock") {
+  connections = std::max<std::size_t>(connections, 1);
   fs::create_directories(socket_dir_);
   fs::permissions(socket_dir_, fs::perms::owner_all, fs::perm_options::replace);
   fs::remove(socket_);
-  const std::vector<std::string> argv{
-      qemu_nbd,      "--read-only", "--format=qcow2", "--shared=1", "--socket=" + socket_.string(),
-      image.string()};
+  const std::vector<std::string> argv{qemu_nbd,
+                                      "--read-only",
+                                      "--format=qcow2",
+                                      "--shared=" + std::to_string(connections),
+                                      "--socket=" + socket_.string(),
+                                      image.string()};
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -88,8 +132,9 @@ NbdImage::NbdImage(const fs::path& image, const fs::path& socket_dir, const std:
     throw DiskError("cannot start " + qemu_nbd + ": " + std::strerror(rc));
   }
   try {
-    connect_socket();
-    handshake();
+    for (std::size_t i = 0; i < connections; ++i)
+      connections_.push_back(std::make_unique<Connection>(socket_, pid_));
+    size_ = connections_.front()->size();
   } catch (...) {
     stop();
     throw;
@@ -97,23 +142,13 @@ NbdImage::NbdImage(const fs::path& image, const fs::path& socket_dir, const std:
 }
 
 NbdImage::~NbdImage() {
-  if (fd_ >= 0) {
-    try {
-      unsigned char request[28] = {};
-      put_be(request, kRequestMagic, 4);
-      put_be(request + 6, kCmdDisconnect, 2);
-      write_all(fd_, request, sizeof request);
-    } catch (...) {
-    }
-  }
   stop();
 }
 
 void NbdImage::stop() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  connections_.clear();  // each one says goodbye
   if (pid_ > 0) {
-    // qemu-nbd ends by itself once its one client is gone; a TERM makes sure.
+    // qemu-nbd ends by itself once its clients are gone; a TERM makes sure.
     for (int i = 0; i < 50; ++i) {
       if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
@@ -132,17 +167,25 @@ void NbdImage::stop() {
   fs::remove_all(socket_dir_, ec);
 }
 
-void NbdImage::connect_socket() {
+GuestReader& NbdImage::connection(std::size_t i) {
+  return *connections_.at(i);
+}
+
+void NbdImage::read(std::uint64_t offset, char* out, std::uint32_t length) {
+  connections_.front()->read(offset, out, length);
+}
+
+void NbdImage::Connection::connect_socket(const fs::path& socket, pid_t& server) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  if (socket_.string().size() >= sizeof address.sun_path)
-    throw DiskError("the socket path " + socket_.string() + " is too long");
-  std::strncpy(address.sun_path, socket_.c_str(), sizeof address.sun_path - 1);
+  if (socket.string().size() >= sizeof address.sun_path)
+    throw DiskError("the socket path " + socket.string() + " is too long");
+  std::strncpy(address.sun_path, socket.c_str(), sizeof address.sun_path - 1);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
+    if (::waitpid(server, &status, WNOHANG) == server) {
+      server = -1;
       throw DiskError("qemu-nbd exited before serving the disk (is it in use, or not an image?)");
     }
     fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -155,7 +198,7 @@ void NbdImage::connect_socket() {
   throw DiskError("qemu-nbd did not open its socket within 10 s");
 }
 
-void NbdImage::handshake() {
+void NbdImage::Connection::handshake() {
   unsigned char hello[18];
   read_all(fd_, hello, sizeof hello);
   if (get_be(hello, 8) != kNbdMagic || get_be(hello + 8, 8) != kOptMagic)
@@ -177,7 +220,7 @@ void NbdImage::handshake() {
   }
 }
 
-void NbdImage::read(std::uint64_t offset, char* out, std::uint32_t length) {
+void NbdImage::Connection::read(std::uint64_t offset, char* out, std::uint32_t length) {
   if (offset + length > size_) throw DiskError("a read past the end of the disk");
   unsigned char request[28];
   put_be(request, kRequestMagic, 4);

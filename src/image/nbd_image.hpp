@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "image/guest_reader.hpp"
 
@@ -18,26 +20,30 @@ namespace bowline::image {
 class NbdImage : public GuestReader {
  public:
   // Starts `qemu-nbd --read-only` on `image` with its socket in `socket_dir` (private, made
-  // here) and connects. Throws DiskError when it does not come up within 10 s.
+  // here) and makes `connections` connections to it (each one a reader of its own, for one
+  // thread at a time). Throws DiskError when it does not come up within 10 s.
   NbdImage(const std::filesystem::path& image, const std::filesystem::path& socket_dir,
-           const std::string& qemu_nbd = "qemu-nbd");
+           const std::string& qemu_nbd = "qemu-nbd", std::size_t connections = 1);
   ~NbdImage() override;  // disconnects and ends qemu-nbd
   NbdImage(const NbdImage&) = delete;
   NbdImage& operator=(const NbdImage&) = delete;
 
   std::uint64_t size() const override { return size_; }
-  void read(std::uint64_t offset, char* out, std::uint32_t length) override;
+  void read(std::uint64_t offset, char* out, std::uint32_t length) override;  // connection 0
+
+  // Why more than one: qemu-nbd decompresses each request on a thread of its own, and one
+  // request at a time leaves all but one core idle on a compressed cloud image.
+  std::size_t connections() const { return connections_.size(); }
+  GuestReader& connection(std::size_t i);
 
  private:
-  void connect_socket();
-  void handshake();
+  class Connection;
   void stop();
 
   std::filesystem::path socket_dir_, socket_;
   pid_t pid_ = -1;
-  int fd_ = -1;
   std::uint64_t size_ = 0;
-  std::uint64_t handle_ = 0;
+  std::vector<std::unique_ptr<Connection>> connections_;
 };
 
 }  // namespace bowline::image

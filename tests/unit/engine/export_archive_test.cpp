@@ -4,13 +4,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include "engine/disk_read_ahead.hpp"
 #include "engine/space_archive.hpp"
 #include "engine/space_export.hpp"
+#include "image/errors.hpp"
 #include "image/nbd_image.hpp"
 #include "image/qcow2_stream.hpp"
 #include "util/process.hpp"
@@ -168,6 +172,59 @@ TEST(export_archive, ReadAheadGivesRunsInOrderAndStopsWhenAbandoned) {
     // Destroyed here with its reader waiting for room: it must end, not hang.
   }
   fs::remove_all(dir);
+}
+
+// A disk whose every byte is its cluster's number, slow at random, so that readers finish
+// out of order; it fails when asked for `fail_at`.
+class SlowDisk : public image::GuestReader {
+ public:
+  SlowDisk(std::uint64_t cluster, unsigned seed, std::uint64_t fail_at = UINT64_MAX)
+      : cluster_(cluster), seed_(seed), fail_at_(fail_at) {}
+  std::uint64_t size() const override { return 64 * cluster_; }
+  void read(std::uint64_t offset, char* out, std::uint32_t length) override {
+    if (offset == fail_at_) throw image::DiskError("no disk at " + std::to_string(offset));
+    seed_ = seed_ * 1103515245 + 12345;
+    std::this_thread::sleep_for(std::chrono::microseconds((seed_ >> 16) % 3000));
+    for (std::uint32_t i = 0; i < length; ++i) out[i] = static_cast<char>((offset + i) / cluster_);
+  }
+
+ private:
+  std::uint64_t cluster_;
+  unsigned seed_;
+  std::uint64_t fail_at_;
+};
+
+// Three readers, finishing out of order: runs come out in order, and on_read sees them in
+// order too (what the archive's hash needs); a reader's error reaches next().
+TEST(export_archive, ReadersOfOneDiskHandRunsOutInOrder) {
+  const std::uint64_t C = 4096;
+  std::vector<std::uint64_t> clusters;
+  for (std::uint64_t c = 0; c < 64; ++c)
+    if (c % 7 != 3) clusters.push_back(c);  // runs broken by gaps
+  for (int round = 0; round < 5; ++round) {
+    SlowDisk a(C, 1 + round), b(C, 7 + round), c(C, 13 + round);
+    std::vector<char> hashed;
+    DiskReadAhead runs({&a, &b, &c}, clusters, C, 3 * C, 2,
+                       [&](const char* bytes, std::size_t size) {
+                         for (std::size_t i = 0; i < size; i += C) hashed.push_back(bytes[i]);
+                       });
+    std::vector<char> seen;
+    while (auto run = runs.next())
+      for (std::size_t i = 0; i < run->bytes.size(); i += C) seen.push_back(run->bytes[i]);
+    std::vector<char> expected;
+    for (auto cluster : clusters) expected.push_back(static_cast<char>(cluster));
+    EXPECT_EQ(seen, expected) << "round " << round;
+    EXPECT_EQ(hashed, expected) << "round " << round;
+  }
+  SlowDisk a(C, 3, 20 * C), b(C, 5, 20 * C);  // whichever reader gets that run
+  DiskReadAhead failing({&a, &b}, clusters, C, C, 2);
+  try {
+    while (failing.next()) {
+    }
+    FAIL() << "the reader's error was lost";
+  } catch (const image::DiskError& e) {
+    EXPECT_NE(std::string(e.what()).find("no disk at"), std::string::npos);
+  }
 }
 
 TEST(export_archive, LayoutOfAnEmptyDiskIsAValidImage) {

@@ -1,6 +1,7 @@
 // The chain reader against QEMU's own reading of the same chain (qemu-nbd): every byte the
-// same, the plain clusters read from the files, the compressed ones (as cloud images ship
-// them) from qemu-nbd; and qemu-img's map and chain parsed as they are.
+// same, the plain clusters read from the files, the zlib-compressed ones (as cloud images ship
+// them) inflated by bowline, zstd ones from qemu-nbd; and qemu-img's map and chain parsed as
+// they are.
 #include "image/chain_reader.hpp"
 
 #include <gmock/gmock.h>
@@ -9,6 +10,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "image/errors.hpp"
@@ -63,21 +66,29 @@ TEST(ChainImages, KnowsWhatCannotBeReadInPlace) {
   EXPECT_THROW(chain_images("[]"), DiskError);
 }
 
-// A compressed base under a plain overlay, read whole in uneven pieces: the same bytes as
-// qemu-nbd gives, with both ways of reading used.
-TEST(ChainReader, ReadsTheChainAsQemuDoes) {
-  if (std::system("command -v qemu-nbd >/dev/null && command -v qemu-io >/dev/null") != 0)
-    GTEST_SKIP() << "no qemu-nbd or qemu-io";
+// A compressed base (made with `base_options`) under a plain overlay, read whole in uneven
+// pieces by the chain reader and by qemu-nbd. Returns the reader's counters.
+struct Counts {
+  std::uint64_t in_place = 0, inflated = 0, fallback = 0;
+};
+Counts read_like_qemu(const std::string& base_options) {
   char pattern[] = "/tmp/bowline-chain-reader.XXXXXX";
   const fs::path dir = mkdtemp(pattern);
   const auto sh = [&](const std::string& command) {
-    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
   };
   const auto plain = dir / "plain.qcow2", base = dir / "base.qcow2", top = dir / "top.qcow2";
   sh("qemu-img create -q -f qcow2 " + plain.string() + " 6M");
+  // Repeating and random bytes (a random cluster compresses to more than a cluster: qemu-img
+  // keeps it plain), with a cluster that is half of each.
   sh("qemu-io -f qcow2 -c 'write -P 0x5a 0 1M' -c 'write -P 0x21 3M 512k' " + plain.string() +
      " >/dev/null");
-  sh("qemu-img convert -q -c -O qcow2 " + plain.string() + " " + base.string());
+  sh("head -c 300000 /dev/urandom > " + (dir / "random").string() + " && qemu-io -f qcow2 -c " +
+     "'write -s " + (dir / "random").string() + " 1500k 300000' " + plain.string() + " >/dev/null");
+  sh("head -c 40000 /dev/urandom > " + (dir / "half").string() + " && qemu-io -f qcow2 -c " +
+     "'write -s " + (dir / "half").string() + " 4M 40000' " + plain.string() + " >/dev/null");
+  sh("qemu-img convert -q -c -O qcow2 " + base_options + " " + plain.string() + " " +
+     base.string());
   sh("qemu-img create -q -f qcow2 -b " + base.string() + " -F qcow2 " + top.string() + " 8M");
   // Over part of the base, past its end, and a zeroed range with its clusters kept.
   sh("qemu-io -f qcow2 -c 'write -P 0xc3 512k 1M' -c 'write -P 0x77 7M 300k' -c 'write -P 0x44 "
@@ -88,18 +99,43 @@ TEST(ChainReader, ReadsTheChainAsQemuDoes) {
   Disks disks(runner);
   NbdImage nbd(top, dir / "nbd");
   ChainReader reader(map_entries(disks.map_json(top)), chain_images(disks.chain_json(top)), nbd);
-  ASSERT_EQ(reader.size(), 8u << 20);
+  EXPECT_EQ(reader.size(), 8u << 20);
   std::vector<char> ours(reader.size(), 1), theirs(reader.size(), 2);
   nbd.read(0, theirs.data(), static_cast<std::uint32_t>(theirs.size()));
   for (std::uint64_t at = 0, step = 77777; at < reader.size(); at += step) {
     const auto n = std::min<std::uint64_t>(step, reader.size() - at);
     reader.read(at, ours.data() + at, static_cast<std::uint32_t>(n));
   }
-  EXPECT_TRUE(ours == theirs) << "the chain reader and qemu-nbd disagree";
-  EXPECT_GE(reader.bytes_in_place(), 1u << 20);         // the overlay's clusters
-  EXPECT_GE(reader.bytes_from_fallback(), 512u << 10);  // the base's compressed ones
+  EXPECT_TRUE(ours == theirs) << "the chain reader and qemu-nbd disagree (" << base_options << ")";
   EXPECT_THROW(reader.read(reader.size() - 10, ours.data(), 11), DiskError);
   fs::remove_all(dir);
+  return {reader.bytes_in_place(), reader.bytes_inflated(), reader.bytes_from_fallback()};
+}
+
+bool have_qemu_tools() {
+  return std::system("command -v qemu-nbd >/dev/null && command -v qemu-io >/dev/null") == 0;
+}
+
+// The plain clusters are read from the files, the zlib ones inflated here, nothing asked of
+// qemu-nbd; whatever the cluster size (the compressed descriptor's layout depends on it) and
+// with extended L2 entries.
+TEST(ChainReader, ReadsTheChainAsQemuDoes) {
+  if (!have_qemu_tools()) GTEST_SKIP() << "no qemu-nbd or qemu-io";
+  for (const std::string options : {"", "-o cluster_size=4k", "-o cluster_size=2M",
+                                    "-o compat=0.10", "-o extended_l2=on,cluster_size=128k"}) {
+    const auto counts = read_like_qemu(options);
+    EXPECT_GE(counts.in_place, 1u << 20) << options;    // the overlay's clusters
+    EXPECT_GE(counts.inflated, 512u << 10) << options;  // the base's compressed ones
+    EXPECT_EQ(counts.fallback, 0u) << options;
+  }
+}
+
+// What bowline does not inflate itself, QEMU still reads: the same bytes either way.
+TEST(ChainReader, LeavesZstdToQemu) {
+  if (!have_qemu_tools()) GTEST_SKIP() << "no qemu-nbd or qemu-io";
+  const auto counts = read_like_qemu("-o compression_type=zstd");
+  EXPECT_EQ(counts.inflated, 0u);
+  EXPECT_GE(counts.fallback, 512u << 10);
 }
 
 }  // namespace
