@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "image/errors.hpp"
+#include "image/qcow2.hpp"
 
 namespace bowline::image {
 
@@ -84,10 +85,13 @@ ChainReader::ChainReader(std::vector<MapEntry> map, const std::vector<ChainImage
     fds_.push_back(fd);
   }
   try {
-    for (std::size_t depth = 0; depth < chain.size(); ++depth)
-      compressed_.push_back(fds_[depth] >= 0 && chain[depth].format == "qcow2"
-                                ? std::make_unique<Qcow2Compressed>(fds_[depth])
-                                : nullptr);
+    for (std::size_t depth = 0; depth < chain.size(); ++depth) {
+      std::optional<Qcow2Header> header;
+      if (fds_[depth] >= 0 && chain[depth].format == "qcow2")
+        header = read_qcow2_header(chain[depth].file);
+      compressed_.push_back(header ? std::make_unique<Qcow2Compressed>(fds_[depth], *header)
+                                   : nullptr);
+    }
   } catch (...) {
     for (int fd : fds_)
       if (fd >= 0) ::close(fd);

@@ -111,12 +111,17 @@ std::optional<Qcow2Header> read_qcow2_header(const fs::path& file) {
   h.virtual_size = be64(b.data() + 24);
   if (h.cluster_bits < 9 || h.cluster_bits > 21)
     throw damaged("cluster bits " + std::to_string(h.cluster_bits));
+  h.crypt_method = be32(b.data() + 32);
+  h.l1_size = be32(b.data() + 36);
+  h.l1_table_offset = be64(b.data() + 40);
 
   std::size_t ext = 72;
   if (h.version == 3) {
     if (got < 104) throw damaged("it is shorter than a version 3 header");
     ext = be32(b.data() + 100);
-    if (be64(b.data() + 72) & kIncompatibleDataFile) h.external_data_file.emplace();
+    h.incompatible_features = be64(b.data() + 72);
+    if (h.incompatible_features & kIncompatibleDataFile) h.external_data_file.emplace();
+    if (ext > 104 && got > 104) h.compression_type = b[104];
   }
   // Header extensions, up to the end marker, the backing file name or the first cluster's end.
   const std::size_t ext_limit = std::min<std::size_t>(

@@ -23,6 +23,12 @@ struct Qcow2Header {
   // The image keeps its data in another file (v3 incompatible feature bit 2): the file's name
   // from the data-file extension, or empty when the extension is missing.
   std::optional<std::string> external_data_file;
+  // What a reader of the clusters needs (qcow2_compressed.hpp).
+  std::uint32_t crypt_method = 0;  // 0: not encrypted
+  std::uint32_t l1_size = 0;       // entries
+  std::uint64_t l1_table_offset = 0;
+  std::uint64_t incompatible_features = 0;  // v3; 0 for v2
+  std::uint8_t compression_type = 0;        // 0: zlib, 1: zstd
 };
 
 // The header of a qcow2 file; std::nullopt when the file is not qcow2 (no qcow2 magic).

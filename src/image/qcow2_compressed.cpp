@@ -15,17 +15,16 @@ namespace bowline::image {
 namespace {
 
 // From QEMU's docs/interop/qcow2.txt.
-constexpr std::uint32_t kMagic = 0x514649fb;  // "QFI\xfb"
 constexpr std::uint64_t kIncompatCorrupt = 1u << 1, kIncompatDataFile = 1u << 2,
-                        kIncompatCompressionType = 1u << 3, kIncompatExtendedL2 = 1u << 4;
+                        kIncompatExtendedL2 = 1u << 4;
 constexpr std::uint64_t kKnownIncompat = 0x1f;
 constexpr std::uint64_t kL1OffsetMask = 0x00fffffffffffe00ULL;
 constexpr std::uint64_t kCompressedBit = 1ULL << 62;
 constexpr std::uint64_t kMaxL1Entries = 32u << 20 >> 3;  // QEMU's own limit (32 MiB of L1)
 
-std::uint64_t be(const unsigned char* p, int bytes) {
+std::uint64_t be64(const unsigned char* p) {
   std::uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
   return v;
 }
 
@@ -46,31 +45,22 @@ void pread_at(int fd, void* into, std::size_t size, std::uint64_t at) {
 
 }  // namespace
 
-Qcow2Compressed::Qcow2Compressed(int fd) : fd_(fd) {
-  unsigned char h[105] = {};
-  pread_at(fd_, h, sizeof h, 0);
-  if (be(h, 4) != kMagic) return;
-  const auto version = be(h + 4, 4);
-  cluster_bits_ = static_cast<unsigned>(be(h + 20, 4));
-  const auto crypt = be(h + 32, 4);
-  const auto l1_size = be(h + 36, 4);
-  const auto l1_offset = be(h + 40, 8);
-  if ((version != 2 && version != 3) || cluster_bits_ < 9 || cluster_bits_ > 21 || crypt != 0 ||
-      l1_size > kMaxL1Entries)
+Qcow2Compressed::Qcow2Compressed(int fd, const Qcow2Header& header)
+    : fd_(fd), cluster_bits_(header.cluster_bits) {
+  const auto incompat = header.incompatible_features;
+  // zstd (compression type 1) is QEMU's to read; so is anything encrypted, damaged, kept in
+  // another file, or made with a feature newer than this reader.
+  if (header.crypt_method != 0 || header.compression_type != 0 || header.l1_size > kMaxL1Entries ||
+      (incompat & ~kKnownIncompat) || (incompat & (kIncompatCorrupt | kIncompatDataFile)))
     return;
-  if (version == 3) {
-    const auto incompat = be(h + 72, 8);
-    const auto header_length = be(h + 100, 4);
-    if ((incompat & ~kKnownIncompat) || (incompat & (kIncompatCorrupt | kIncompatDataFile))) return;
-    // 0 is zlib; zstd (1) is QEMU's to read.
-    if ((incompat & kIncompatCompressionType) && (header_length <= 104 || h[104] != 0)) return;
-    if (incompat & kIncompatExtendedL2) entry_bytes_ = 16;
-  }
+  if (incompat & kIncompatExtendedL2) entry_bytes_ = 16;
+  const auto l1_size = header.l1_size;
+  const auto l1_offset = header.l1_table_offset;
   cluster_size_ = 1ULL << cluster_bits_;
   std::vector<unsigned char> l1(l1_size * 8);
   pread_at(fd_, l1.data(), l1.size(), l1_offset);
   l1_.resize(l1_size);
-  for (std::uint64_t i = 0; i < l1_size; ++i) l1_[i] = be(l1.data() + 8 * i, 8) & kL1OffsetMask;
+  for (std::uint64_t i = 0; i < l1_size; ++i) l1_[i] = be64(l1.data() + 8 * i) & kL1OffsetMask;
   inflater_ = libdeflate_alloc_decompressor();
   if (inflater_ == nullptr) throw DiskError("out of memory for a decompressor");
   supported_ = true;
@@ -90,7 +80,7 @@ bool Qcow2Compressed::l2_entry(std::uint64_t index, std::uint64_t& entry) {
     pread_at(fd_, l2_.data(), l2_.size(), l1_[l1_index]);
     l2_offset_ = l1_[l1_index];
   }
-  entry = be(l2_.data() + (index % per_table) * entry_bytes_, 8);
+  entry = be64(l2_.data() + (index % per_table) * entry_bytes_);
   return true;
 }
 

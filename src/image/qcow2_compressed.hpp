@@ -11,15 +11,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "image/qcow2.hpp"
+
 struct libdeflate_decompressor;
 
 namespace bowline::image {
 
 class Qcow2Compressed {
  public:
-  // `fd`: the qcow2 file, open for reading, kept open by the caller. Throws DiskError when its
-  // header cannot be read.
-  explicit Qcow2Compressed(int fd);
+  // `fd`: the qcow2 file whose header is `header`, open for reading, kept open by the caller.
+  // Throws DiskError when its L1 table cannot be read.
+  Qcow2Compressed(int fd, const Qcow2Header& header);
   ~Qcow2Compressed();
   Qcow2Compressed(const Qcow2Compressed&) = delete;
   Qcow2Compressed& operator=(const Qcow2Compressed&) = delete;
