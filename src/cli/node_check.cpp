@@ -22,6 +22,7 @@ struct NodeCheckArgs {
   std::string output = "table";
   std::string uri = "qemu:///system";
   std::string domain_type = "auto";
+  std::string guest_filter = "auto";
   std::string images_path = "/var/lib/libvirt/images/bowline";
   std::string cloud_image_path;  // default <images path>/cloud-images
   std::string base_image_path;   // default <images path>/base
@@ -38,6 +39,7 @@ int node_check(const NodeCheckArgs& a) {
   engine::NodeCheckOptions options;
   options.node_name = host_name();
   options.domain_type = a.domain_type;
+  options.guest_filter = a.guest_filter;
   options.images_path = a.images_path;
   options.cloud_image_path =
       a.cloud_image_path.empty() ? a.images_path + "/cloud-images" : a.cloud_image_path;
@@ -99,6 +101,11 @@ void add_node_verbs(CLI::App& app, int& exit_code) {
                   "auto (kvm when a KVM guest really runs here, else qemu), kvm (hardware "
                   "virtualisation) or qemu (software emulation)")
       ->check(CLI::IsMember({"auto", "kvm", "qemu"}))
+      ->capture_default_str();
+  cmd->add_option("--guest-filter", a->guest_filter,
+                  "What filters guests (server.kvm.guest_filter): auto (bowline's guard on this "
+                  "host's libvirt, else libvirt's nwfilter), guard or nwfilter")
+      ->check(CLI::IsMember({"auto", "guard", "nwfilter"}))
       ->capture_default_str();
   cmd->add_option("--images-path", a->images_path,
                   "Where bowline keeps images and disks (server.kvm.images_path)")

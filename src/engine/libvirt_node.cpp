@@ -192,10 +192,25 @@ void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
   tighten_space_files(plan);
 }
 
+// Every NIC is filtered before the domain is defined: by bowline's guard on this host, else
+// through libvirt's nwfilter, whose filter is there and current before any NIC references it.
+void LibvirtNode::guard(plan::Plan& plan) {
+  if (!s_.guard) {
+    ensure_traffic_filter(hypervisor_);
+    add_dhcp_servers(plan, hypervisor_);
+    return;
+  }
+  std::vector<GuardedNic> nics;
+  for (auto& nic : plan.nics) {
+    nic.filter = plan::NicFilter::Guard;
+    nics.push_back({nic.tap, nic.mac, nic.ip,
+                    nic.type == plan::NicType::Network ? nic.source : std::string()});
+  }
+  s_.guard->put(plan.domain_name, nics);
+}
+
 void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
-  // Every NIC references the traffic filter: it is there, and current, before the domain is.
-  ensure_traffic_filter(hypervisor_);
-  add_dhcp_servers(plan, hypervisor_);
+  guard(plan);
   // Dedicated CPUs and GPUs: chosen and written into the domain under one lock.
   std::lock_guard placing(placement_mutex_);
   plan::place(plan, s.spec, place(s, plan));
@@ -309,6 +324,7 @@ void LibvirtNode::tear_down(const store::Space& space) {
     // The space's own overlay goes with its directory below; the domain goes regardless.
   }
   hypervisor_.undefine(space.domain_name);
+  if (s_.guard) s_.guard->remove(space.domain_name);
   std::error_code ec;
   const auto dir = plan::space_dir(s_.node.images_path, space.domain_name);
   fs::remove_all(dir, ec);

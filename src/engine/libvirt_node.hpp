@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/guest_guard.hpp"
 #include "engine/host_probe.hpp"
 #include "engine/node.hpp"
 #include "image/cache.hpp"
@@ -29,6 +30,9 @@ struct LibvirtNodeSettings {
   bool trim_guest_cache = true;
   // Host CPUs set aside for spaces whose instance type dedicates CPUs (server.kvm.dedicated_cpus).
   std::vector<unsigned> dedicated_cpus;
+  // Filters the guests' NICs on this host (engine/guest_guard.hpp); unset: libvirt's nwfilter
+  // does (a libvirt elsewhere, libvirt's test driver). It must outlive the node.
+  GuestGuard* guard = nullptr;
   // What the stop timeout waits with; unset: real time. It must outlive the node.
   util::Timer* timer = nullptr;
   // The node's record for GET /api/v1/nodes (the server's node check); unset: name and kind.
@@ -103,6 +107,7 @@ class LibvirtNode final : public Node {
   plan::Plan plan_for(const NodeSpace& space) const;
   std::string resolve_image(const spec::Spec& spec, const Progress& progress);
   void prepare_disk(const plan::Plan& plan, const std::string& base, const spec::Spec& spec);
+  void guard(plan::Plan& plan);
   void define(const NodeSpace& space, plan::Plan& plan);
   void start_domain(const plan::Plan& plan);
   // Dedicated CPUs and resource-named GPUs for this start (libvirt_node_place.cpp); called

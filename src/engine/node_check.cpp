@@ -651,7 +651,7 @@ NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& c
   report.checks.push_back(check_libvirt(context));
   report.checks.push_back(check_qemu_img(options, context.runner));
   report.checks.push_back(check_domain_type(effective, context.hypervisor));
-  report.checks.push_back(check_traffic_filter(context, options.ebtables));
+  report.checks.push_back(check_guest_filter(context, options));
   for (const auto& where : storage_paths(options))
     report.checks.push_back(check_storage_path(where, options, qemu));
   for (const auto& bridge : options.requirements.bridges)

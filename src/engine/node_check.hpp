@@ -23,7 +23,8 @@ enum class CheckStatus { Ok, Warn, Missing };
 const char* to_string(CheckStatus status);  // ok | warn | missing
 
 struct Check {
-  std::string name;   // stable id: kvm, kvm-runs, libvirt, qemu-img, domain-type, nwfilter,
+  std::string name;   // stable id: kvm, kvm-runs, libvirt, qemu-img, domain-type, nwfilter
+                      // or guest-guard,
                       // images-path, cloud-image-path, base-image-path,
                       // bridge:<name>, network:<name>, device:<text>, devices
   std::string title;  // what was checked, for people: "bridge br0 has a NIC"
@@ -54,6 +55,11 @@ struct NodeCheckOptions {
   std::string kvm_device = "/dev/kvm";
   std::string qemu_img = "qemu-img";
   std::string ebtables = "ebtables";  // what libvirt's network filters are applied with
+  // What filters guests (server.kvm.guest_filter: auto | guard | nwfilter), the program the
+  // guard writes its table with, and its table when a server asks (empty: not looked at).
+  std::string guest_filter = "auto";
+  std::string nft = "nft";
+  std::string guard_table;
   std::string ip_forward_file = "/proc/sys/net/ipv4/ip_forward";
   NodeRequirements requirements;
 };

@@ -14,12 +14,6 @@ constexpr const char* kDriverFix =
     "the driver, or with libvirt's modular daemons: systemctl enable --now virtnwfilterd.socket); "
     "`virsh nwfilter-list` then answers";
 
-// After the scheme, a local URI has no host: qemu:///system, qemu+unix:///system.
-bool is_local(const std::string& uri) {
-  const auto at = uri.find("://");
-  return at != std::string::npos && uri.compare(at + 3, 1, "/") == 0;
-}
-
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
@@ -32,6 +26,11 @@ std::mutex& define_mutex() {
 }
 
 }  // namespace
+
+bool is_local(const std::string& uri) {
+  const auto at = uri.find("://");
+  return at != std::string::npos && uri.compare(at + 3, 1, "/") == 0;
+}
 
 bool is_test_driver(const std::string& uri) {
   return uri.rfind("test://", 0) == 0 || uri.rfind("test+", 0) == 0;
@@ -105,6 +104,66 @@ Check check_traffic_filter(const NodeCheckContext& context, const std::string& e
               : current ? " defined"
                         : " differs from this bowline's: redefined at the next start") +
              tool;
+  return c;
+}
+
+bool guarded_by_bowline(const std::string& uri, const std::string& guest_filter) {
+  if (guest_filter == "nwfilter" || is_test_driver(uri)) return false;
+  return is_local(uri);
+}
+
+Check check_guest_filter(const NodeCheckContext& context, const NodeCheckOptions& options) {
+  if (!guarded_by_bowline(context.uri, options.guest_filter))
+    return check_traffic_filter(context, options.ebtables);
+  Check c;
+  c.name = "guest-guard";
+  c.title = "bowline's guard filters guests' traffic (no spoofed MAC, IP or ARP, no DHCP server)";
+  const std::string fix =
+      "the guard writes nftables rules (family bridge): apt-get install nftables, on a kernel with "
+      "nf_tables (Debian's has it); or set server.kvm.guest_filter nwfilter to use libvirt's";
+  if (!context.runner) {
+    c.status = CheckStatus::Warn;
+    c.required = false;
+    c.detail = "not checked here";
+    return c;
+  }
+  const auto timeout = std::chrono::seconds(10);
+  const auto version = context.runner->run({options.nft, "--version"}, timeout);
+  if (version.exit_code != 0) {
+    c.status = CheckStatus::Missing;
+    c.detail = options.nft + (version.exit_code == 127 ? " not found" : " --version failed") +
+               ": spaces would not start (nothing runs unfiltered)";
+    c.fix = fix;
+    return c;
+  }
+  // Check mode: the kernel judges the table, nothing is kept.
+  const auto probe =
+      context.runner->run({options.nft, "-c", "add", "table", "bridge", "bowline_check"}, timeout);
+  if (probe.exit_code != 0) {
+    c.status = CheckStatus::Missing;
+    c.detail = "the kernel refuses a bridge table: " +
+               first_line(probe.err.empty() ? probe.out : probe.err);
+    c.fix = fix;
+    return c;
+  }
+  c.detail = first_line(version.out);
+  if (!options.guard_table.empty()) {
+    const auto listed =
+        context.runner->run({options.nft, "list", "table", "bridge", options.guard_table}, timeout);
+    if (listed.exit_code != 0) {
+      c.status = CheckStatus::Missing;
+      c.detail = "the guard's table bridge " + options.guard_table +
+                 " is not there, so this server's guests reach nothing: " + first_line(listed.err);
+      c.fix = "restart the server, which writes it anew (its log says why it could not)";
+      return c;
+    }
+    std::size_t nics = 0;
+    for (auto at = listed.out.find(": jump out_"); at != std::string::npos;
+         at = listed.out.find(": jump out_", at + 1))
+      ++nics;
+    c.detail = "table bridge " + options.guard_table + " guards " + std::to_string(nics) +
+               (nics == 1 ? " NIC; " : " NICs; ") + c.detail;
+  }
   return c;
 }
 

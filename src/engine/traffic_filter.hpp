@@ -15,6 +15,9 @@ namespace bowline::engine {
 
 // test:///default, test:///path/to/node.xml, test+unix://...
 bool is_test_driver(const std::string& uri);
+// A libvirt on this host: after the scheme the URI has no host (qemu:///system,
+// qemu+unix:///system).
+bool is_local(const std::string& uri);
 
 // Makes sure libvirt has bowline's filter as this bowline defines it.
 // Throws libvirt::HypervisorError, its message saying what to do (node check's fix).
@@ -27,5 +30,13 @@ void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor);
 // The `nwfilter` check: the nwfilter driver answers and (for a
 // libvirt on this host) ebtables runs. `ebtables` is the program to try.
 Check check_traffic_filter(const NodeCheckContext& context, const std::string& ebtables);
+
+// Whether the guard (engine/guest_guard.hpp) filters guests for this URI and setting (auto |
+// guard | nwfilter): on this host's libvirt, unless nwfilter is asked for.
+bool guarded_by_bowline(const std::string& uri, const std::string& guest_filter);
+
+// The check of whatever filters guests here: `nwfilter` (check_traffic_filter) or
+// `guest-guard`: nft runs, the kernel takes a bridge table, and the server's table is there.
+Check check_guest_filter(const NodeCheckContext& context, const NodeCheckOptions& options);
 
 }  // namespace bowline::engine

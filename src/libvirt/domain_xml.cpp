@@ -128,6 +128,7 @@ const std::regex kMachine("[a-zA-Z0-9_.-]+");
 const std::regex kTarget("(sd|vd)[a-z]+");
 const std::regex kBridge("[a-zA-Z0-9_.\\-\\\\:/ ]+");
 const std::regex kNicModel("[a-zA-Z0-9_-]+");
+const std::regex kTap("bw[0-9a-f]{13}");
 
 bool is_q35(const std::string& machine) {
   return machine == "q35" || machine.starts_with("pc-q35-");
@@ -361,8 +362,11 @@ void add_interfaces(Node devices, const plan::Plan& p) {
     }
     i.add("mac").attr("address",
                       matching("MAC address", nic.mac, kUnicastMac, "a unicast MAC address"));
+    // A fixed host-side name, which bowline's guard filters by (engine/guest_guard.hpp).
+    if (!nic.tap.empty())
+      i.add("target").attr("dev", matching("tap device", nic.tap, kTap, "bw and 13 hex digits"));
     i.add("model").attr("type", matching("NIC model", nic.model, kNicModel, "a NIC model"));
-    add_filter(i, nic);
+    if (nic.filter == plan::NicFilter::Nwfilter) add_filter(i, nic);
   }
 }
 

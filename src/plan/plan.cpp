@@ -40,6 +40,12 @@ std::string console_log_of(const std::string& dir) {
   return dir + "/console.log";
 }
 
+std::string tap_name(const std::string& guard_tag, const std::string& domain, std::size_t index) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return "bw" + guard_tag + util::sha256_hex(domain).substr(0, 8) + kHex[(index >> 4) & 15] +
+         kHex[index & 15];
+}
+
 const char* to_string(DomainType t) {
   return t == DomainType::Qemu ? "qemu" : "kvm";
 }
@@ -106,19 +112,28 @@ void add_disks(Plan& p, const spec::Spec& spec, const catalog::Preference* prefe
 }
 
 // NICs: the spec's network, then each `networks` entry, with the guest plan's MACs.
-void add_nics(Plan& p, const spec::Spec& spec, const catalog::Preference* preference) {
+void add_nics(Plan& p, const spec::Spec& spec, const catalog::Preference* preference,
+              const NodeSettings& node) {
   const std::string model = preference ? std::string(preference->nic_model) : "virtio";
   const bool bridged = spec.network.mode == spec::NetworkMode::Bridged;
+  if (spec.networks.size() > 254)
+    throw std::invalid_argument("a space has at most 255 network interfaces");
   // A bridged NIC's address is the space's; the others' come from their networks' DHCP.
   p.nics.push_back({bridged ? NicType::Bridge : NicType::Network,
                     spec.network.bridge,
                     p.guest.primary_mac,
                     model,
                     bridged ? p.ip : std::nullopt,
-                    {}});
+                    {},
+                    tap_name(node.guard_tag, p.domain_name, 0)});
   for (std::size_t i = 0; i < spec.networks.size(); ++i)
-    p.nics.push_back(
-        {NicType::Network, spec.networks[i], p.guest.extra_macs.at(i), model, std::nullopt, {}});
+    p.nics.push_back({NicType::Network,
+                      spec.networks[i],
+                      p.guest.extra_macs.at(i),
+                      model,
+                      std::nullopt,
+                      {},
+                      tap_name(node.guard_tag, p.domain_name, i + 1)});
 }
 
 void add_passthrough(Plan& p, const spec::Spec& spec) {
@@ -206,7 +221,7 @@ Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& spa
       spec.instance_profile ? catalog::find_preference(*spec.instance_profile) : nullptr;
   p.firmware = firmware_of(spec, preference, node, p.space_dir);
   add_disks(p, spec, preference, node);
-  add_nics(p, spec, preference);
+  add_nics(p, spec, preference, node);
   add_passthrough(p, spec);
   add_traits(p, spec);
   p.display = spec.display;

@@ -38,6 +38,9 @@ struct NodeSettings {
   DomainType domain_type = DomainType::Kvm;
   std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
   std::string images_path = "/var/lib/libvirt/images/bowline";  // one directory per space
+  // Three hex digits that tell this server's NIC devices from another's on the same host
+  // (tap_name): each bowline server guards only its own.
+  std::string guard_tag = "000";
   std::string server_url;
   // OVMF from Debian's ovmf package.
   std::string ovmf_code = "/usr/share/OVMF/OVMF_CODE_4M.fd";
@@ -65,11 +68,14 @@ struct Disk {
 
 enum class NicType { Bridge, Network };
 
-// Every NIC is filtered (libvirt's nwfilter, libvirt/nwfilter.hpp): it may send only from its
-// MAC and its own address, and never as a DHCP server. Its own address is `ip` when the plan
-// knows it (a bridged space's); otherwise whatever the network's DHCP server leases it, and
-// libvirt believes only `dhcp_servers` when there are any (the node fills them in from the
-// libvirt network at define time: they are the network's, not the template's).
+// Every NIC is filtered: it may send only from its MAC and its own address, and never as a
+// DHCP server. Its own address is `ip` when the plan knows it (a bridged space's); otherwise
+// whatever its network's DHCP server leases it. Who filters is the node's choice (`filter`):
+// libvirt's nwfilter (libvirt/nwfilter.hpp), which believes only `dhcp_servers` when there are
+// any (the node fills them in from the libvirt network at define time), or bowline's own guard
+// on this host (engine/guest_guard.hpp), which knows the NIC by its host-side device `tap`.
+enum class NicFilter { Nwfilter, Guard };
+
 struct Nic {
   NicType type = NicType::Bridge;
   std::string source;  // bridge or libvirt network name
@@ -77,7 +83,15 @@ struct Nic {
   std::string model;   // virtio, e1000, ...
   std::optional<spec::Ipv4Address> ip = std::nullopt;
   std::vector<spec::Ipv4Address> dhcp_servers = {};
+  std::string tap = {};  // the host-side device: tap_name(domain, index)
+  NicFilter filter = NicFilter::Nwfilter;
 };
+
+// The host-side device of a domain's NIC: "bw", the server's guard tag (NodeSettings), 8 hex
+// digits of the domain name's SHA-256 and the NIC's index in two: 15 characters (Linux's
+// limit), the same at every start, so a filter can name it before the domain exists. libvirt
+// keeps "vnet" for the names it chooses.
+std::string tap_name(const std::string& guard_tag, const std::string& domain, std::size_t index);
 
 // A host device passed through: as the spec names it (text), or as the node resolved a GPU
 // named by its device-plugin resource (text is the resource name, address the device's).

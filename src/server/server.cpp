@@ -4,15 +4,18 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <mutex>
+#include <set>
 
 #include "api/api.hpp"
 #include "api/http_server.hpp"
 #include "api/routes_static.hpp"
 #include "engine/engine.hpp"
+#include "engine/guest_guard.hpp"
 #include "engine/kubevirt_node.hpp"
 #include "engine/kvm_probe.hpp"
 #include "engine/libvirt_node.hpp"
 #include "engine/node_check.hpp"
+#include "engine/traffic_filter.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "kubevirt/curl_client.hpp"
@@ -22,6 +25,7 @@
 #include "server/tls.hpp"
 #include "spec/loader.hpp"
 #include "util/clock.hpp"
+#include "util/hash.hpp"
 #include "util/process.hpp"
 
 namespace bowline::server {
@@ -91,6 +95,38 @@ engine::LibvirtNodeSettings local_node_settings(const ServerSettings& settings,
   return n;
 }
 
+// bowline's guest guard where libvirt is on this host (server.kvm.guest_filter), loaded with
+// the domains libvirt has and learning leases; null where libvirt's nwfilter filters.
+std::unique_ptr<engine::GuestGuard> make_guest_guard(const ServerSettings& settings,
+                                                     util::ProcessRunner& runner,
+                                                     const util::Clock& clock,
+                                                     libvirt::Hypervisor& hypervisor,
+                                                     std::ostream& err) {
+  if (!engine::guarded_by_bowline(settings.libvirt_uri, to_string(settings.guest_filter))) {
+    if (settings.guest_filter == GuestFilter::Guard &&
+        !engine::is_test_driver(settings.libvirt_uri))
+      throw SettingsError("server.kvm.guest_filter guard needs libvirt on this host, and " +
+                          settings.libvirt_uri + " is elsewhere: use nwfilter (or auto)");
+    return nullptr;
+  }
+  engine::GuestGuardOptions options;
+  options.dir = settings.data_dir;
+  options.tag = engine::guard_tag_in(settings.data_dir, runner);
+  auto guard = std::make_unique<engine::GuestGuard>(
+      runner, clock, [&hypervisor] { return hypervisor.dhcp_leases(); }, options);
+  std::set<std::string> domains;
+  for (const auto& d : hypervisor.list()) domains.insert(d.name);
+  try {
+    guard->load(domains);
+  } catch (const std::exception& e) {
+    // Spaces then fail to start with the same words (nothing runs unfiltered); node check
+    // says what the host needs.
+    err << "bowline server: warning: the guest guard is not in place: " << e.what() << "\n";
+  }
+  guard->watch_leases();
+  return guard;
+}
+
 // The KubeVirt node, when one is named: its kubeconfig is read once, here.
 struct KubevirtWiring {
   std::unique_ptr<kubevirt::CurlKubeClient> client;
@@ -123,6 +159,7 @@ struct NodeReporter {
   libvirt::Hypervisor& hypervisor;
   const engine::HostProbe& host;
   util::ProcessRunner& runner;
+  const engine::GuestGuard* guard;
 
   nlohmann::json operator()() const {
     engine::NodeCheckOptions options;
@@ -130,6 +167,8 @@ struct NodeReporter {
     options.images_path = settings.images_path.string();
     options.cloud_image_path = settings.cloud_image_path.string();
     options.base_image_path = settings.base_image_path.string();
+    options.guest_filter = to_string(settings.guest_filter);
+    if (guard) options.guard_table = guard->scripts().table();
     for (const auto& t : store.templates().list())
       if (auto loaded = spec::load_spec(t.yaml, nullptr); loaded.spec)
         options.requirements.add(*loaded.spec);
@@ -229,8 +268,12 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     // Made before the engine, so that it outlives the engine's background work.
     const auto kubevirt = make_kubevirt_node(settings, out);
     engine::NftPortForwarder forwarder(runner, settings.data_dir.string());
+    const auto guard = make_guest_guard(settings, runner, clock, hypervisor, err);
     auto local_settings = local_node_settings(settings, choice.type);
-    local_settings.report = NodeReporter{settings, choice, store, hypervisor, host, runner};
+    local_settings.guard = guard.get();
+    if (guard) local_settings.node.guard_tag = guard->scripts().tag();
+    local_settings.report =
+        NodeReporter{settings, choice, store, hypervisor, host, runner, guard.get()};
     engine::LibvirtNode local(hypervisor, images, disks, host, std::move(local_settings));
     engine::Engine engine(store, events, engine_settings_for(settings));
     engine.add_node(local);  // the first: the default node

@@ -39,6 +39,18 @@ const char* to_string(SettingSource source) {
   return "?";
 }
 
+const char* to_string(GuestFilter filter) {
+  switch (filter) {
+    case GuestFilter::Auto:
+      return "auto";
+    case GuestFilter::Guard:
+      return "guard";
+    case GuestFilter::Nwfilter:
+      return "nwfilter";
+  }
+  return "?";
+}
+
 const char* to_string(TlsMode mode) {
   switch (mode) {
     case TlsMode::Auto:
@@ -84,6 +96,9 @@ const std::vector<SettingKey>& setting_keys() {
       {"server.kvm.dedicated_cpus", "--dedicated-cpus", "BOWLINE_KVM_DEDICATED_CPUS",
        "host CPUs (e.g. 4-15) set aside for spaces whose instance type dedicates CPUs (pinned "
        "vCPUs and emulator thread); empty: none"},
+      {"server.kvm.guest_filter", "--guest-filter", "BOWLINE_KVM_GUEST_FILTER",
+       "what stops guests spoofing MACs, addresses, ARP and DHCP: auto (bowline's nftables guard "
+       "when libvirt is on this host, else libvirt's nwfilter), guard or nwfilter"},
       {"server.external_ports", "--external-ports", "BOWLINE_EXTERNAL_PORTS",
        "host ports (FIRST-LAST) that publish the guest ports of NAT spaces with external: true"},
       {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
@@ -468,6 +483,19 @@ void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
                         "\" is none of auto, true and false");
 }
 
+void set_guest_filter(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto value = util::to_lower(util::trim(r.text("server.kvm.guest_filter")));
+  if (value == "auto")
+    s.guest_filter = GuestFilter::Auto;
+  else if (value == "guard")
+    s.guest_filter = GuestFilter::Guard;
+  else if (value == "nwfilter")
+    s.guest_filter = GuestFilter::Nwfilter;
+  else
+    throw SettingsError("server.kvm.guest_filter (" + r.where() + "): \"" + value +
+                        "\" is none of auto, guard and nwfilter");
+}
+
 void set_trim_guest_cache(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto value = util::to_lower(util::trim(r.text("server.idle.trim_guest_cache")));
   if (value != "true" && value != "false")
@@ -609,6 +637,7 @@ const std::map<std::string, Setter>& setters() {
          s.idle_cpu_percent = static_cast<unsigned>(parse_count("server.idle.cpu_percent", r, 100));
        }},
       {"server.idle.trim_guest_cache", set_trim_guest_cache},
+      {"server.kvm.guest_filter", set_guest_filter},
       {"server.tls.cert", set_path<&ServerSettings::tls_cert>},
       {"server.tls.key", set_path<&ServerSettings::tls_key>},
       {"server.tls.mode", set_tls_mode},
@@ -678,6 +707,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.max_image_size", spec::format_binary_size(s.max_image_size)},
       {"server.kvm.resolvers", resolvers},
       {"server.kvm.dedicated_cpus", cpus},
+      {"server.kvm.guest_filter", to_string(s.guest_filter)},
       {"server.external_ports",
        std::to_string(s.external_port_first) + "-" + std::to_string(s.external_port_last)},
       {"server.web_root", s.web_root.string()},

@@ -29,6 +29,11 @@ const char* to_string(SettingSource source);  // default | file | env | flag
 enum class TlsMode { Auto, SelfSigned, Off };
 const char* to_string(TlsMode mode);  // auto | self-signed | off
 
+// What stops guests spoofing (server.kvm.guest_filter): auto (the guard where libvirt is on
+// this host, libvirt's nwfilter for one elsewhere), guard (engine/guest_guard.hpp) or nwfilter.
+enum class GuestFilter { Auto, Guard, Nwfilter };
+const char* to_string(GuestFilter filter);  // auto | guard | nwfilter
+
 class SettingsError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -66,6 +71,8 @@ struct ServerSettings {
   std::uint16_t external_port_last = 29999;
   // Host CPUs set aside for spaces whose instance type dedicates CPUs; empty: none.
   std::vector<unsigned> dedicated_cpus;
+  // What filters the guests' traffic (engine/guest_guard.hpp).
+  GuestFilter guest_filter = GuestFilter::Auto;
   // The web UI's files (ui/ and node_modules/); default: the source tree's web/, set at build
   // time, so that a server started from the build directory serves the UI.
   std::filesystem::path web_root;

@@ -3,17 +3,21 @@
 # server and CLI on the real libvirtd with the tiny test guest: a bridged space (fixed address)
 # and a NAT space (DHCP lease) each ping the host from their own address (the control: it must
 # answer), then add another address of the network to their NIC and ping from that (it must not:
-# libvirt's nwfilter drops it). The bridged guest also runs a DHCP server, whose answers to the
-# host's DHCP client must never arrive. The domains reference bowline-clean-traffic with their
-# address (bridged) or DHCP learning (NAT), libvirt has the filter bound to their ports, and
-# after set-ip the bridged NIC's filter follows the new address.
+# the filter drops it). The bridged guest also runs a DHCP server, whose answers to the host's
+# DHCP client must never arrive. After set-ip the bridged NIC's filter follows the new address.
+# MODE guard (server.kvm.guest_filter auto on this host's libvirt): bowline's nftables table
+# holds each NIC's device with its address (bridged) or the address its lease gave (NAT), and the
+# domains have no filterref. MODE nwfilter (as for a libvirt elsewhere): the domains reference
+# bowline-clean-traffic with their address or DHCP learning, bound by libvirt to their ports.
 # Networks: a host-only bridge and an isolated libvirt network, each a free /28 of 198.51.100.0/24
 # made through lib/net.sh; nothing routes off the host. Everything made here starts with bwe2e
 # and is removed on exit, also on failure (the filter stays: it is the host's, shared by spaces).
-# Usage: guest_spoofing_test.sh BOWLINE_BINARY
+# Usage: guest_spoofing_test.sh BOWLINE_BINARY guard|nwfilter
 set -uo pipefail
 
-BOWLINE=${1:?usage: guest_spoofing_test.sh BOWLINE_BINARY}
+BOWLINE=${1:?usage: guest_spoofing_test.sh BOWLINE_BINARY guard|nwfilter}
+MODE=${2:?usage: guest_spoofing_test.sh BOWLINE_BINARY guard|nwfilter}
+case $MODE in guard | nwfilter) ;; *) echo "MODE is guard or nwfilter" >&2 && exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib/net.sh
 . "$here/lib/net.sh"
@@ -30,6 +34,9 @@ WAIT=${WAIT:-300}
 FILTER=bowline-clean-traffic
 spaces_begin guest_spoofing_test
 command -v ebtables >/dev/null || abort "missing ebtables (scripts/setup installs iptables, which has it)"
+command -v nft >/dev/null || abort "missing nft (scripts/setup installs nftables)"
+filter_flag=auto
+[ "$MODE" = guard ] || filter_flag=nwfilter
 images=$work/images
 spaces_prepare_images "$images" || abort "building the test guest into $images/cloud-images"
 
@@ -50,7 +57,8 @@ net_isolated_create "$natnet" "$natbr" "$nhost/28" "$npre.$((nbase + 2))" "$npre
 log "bridge $bridge on $bsub/28, network $natnet on $nsub/28"
 
 server_start "$BOWLINE" "$work/server.log" --data-dir "$work/data" --images-path "$images" \
-  --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 30 --resolvers "$bhost" ||
+  --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 30 --resolvers "$bhost" \
+  --guest-filter "$filter_flag" ||
   abort "bowline server"
 
 # What each guest runs at every boot. The control retries for a while: a NAT guest's filter lets
@@ -117,35 +125,62 @@ wait "$pn" || { sed 's/^/    /' "$work/n.out"; abort "space create nat n"; }
 b_console=$images/$prefix-b/console.log
 b_ip=$(space_json b | jq -r '.ip // empty')
 
-# --- what libvirt holds ----------------------------------------------------------------------
-check_cmd "libvirt has $FILTER as bowline renders it" \
-  diff <($VIRSH nwfilter-dumpxml "$FILTER" | grep -v -e '<uuid>' -e '^$') \
-  <("$BOWLINE" template render "$work/nat.yaml" --var space.name=x -o nwfilter)
+# --- what filters them ------------------------------------------------------------------------
 filterref() { # DOMAIN: the NICs' filterref elements in libvirt's live XML, on one line
   $VIRSH dumpxml "$1" | sed -n '/<filterref/,/<\/filterref>/p' | tr -s ' \n' ' '
 }
-check_match "the bridged NIC references $FILTER with its address $b_ip" \
-  "^ ?<filterref filter='$FILTER'> <parameter name='IP' value='$(spaces_re "$b_ip")'/> </filterref> ?$" \
-  "$(filterref "$prefix-b")"
-check_match "the NAT NIC references $FILTER, learning its address from DHCP and believing only its network's server $nhost" \
-  "^ ?<filterref filter='$FILTER'> <parameter name='CTRL_IP_LEARNING' value='dhcp'/> <parameter name='DHCPSERVER' value='$(spaces_re "$nhost")'/> </filterref> ?$" \
-  "$(filterref "$prefix-n")"
 port_of() { $VIRSH domiflist "$1" | awk 'NR > 2 && $1 != "" { print $1; exit }'; }
-# The packet count of the first rule of an ebtables chain (libvirt makes libvirt-I-PORT for what
-# the guest sends, libvirt-O-PORT for what comes to it) that matches REGEX.
-rule_count() { # CHAIN REGEX
-  ebtables -t nat -L "$1" --Lc 2>/dev/null | grep -E -e "$2" | head -n 1 | sed -n 's/.*pcnt = \([0-9]*\).*/\1/p'
-}
-bindings=$($VIRSH nwfilter-binding-list)
 declare -A port
-for s in b n; do
-  port[$s]=$(port_of "$prefix-$s")
-  check_match "libvirt has $FILTER bound to ${prefix}-${s}'s port ${port[$s]}" \
-    "(^|[[:space:]])${port[$s]}[[:space:]]+$FILTER" "$bindings"
-done
-check_eq "node check: the nwfilter check passes" ok \
-  "$("$BOWLINE" node check --uri qemu:///system --domain-type qemu --json |
-    jq -r '.checks[] | select(.name == "nwfilter") | .status')"
+for s in b n; do port[$s]=$(port_of "$prefix-$s"); done
+# The packet count of the first rule matching REGEX of what the guest's NIC sends: libvirt's
+# ebtables chain libvirt-I-PORT, or the guard's nft chain out_PORT.
+rule_count() { # PORT REGEX
+  if [ "$MODE" = nwfilter ]; then
+    ebtables -t nat -L "libvirt-I-$1" --Lc 2>/dev/null | grep -E -e "$2" | head -n 1 |
+      sed -n 's/.*pcnt = \([0-9]*\).*/\1/p'
+  else
+    nft list chain bridge "$table" "out_$1" 2>/dev/null | grep -E -e "$2" | head -n 1 |
+      sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
+  fi
+}
+guard_set() { # PORT: the addresses the guard lets the NIC send from, one line
+  nft list set bridge "$table" "addr_$1" 2>/dev/null | sed -n 's/.*elements = { \(.*\) }.*/\1/p'
+}
+if [ "$MODE" = nwfilter ]; then
+  check_cmd "libvirt has $FILTER as bowline renders it" \
+    diff <($VIRSH nwfilter-dumpxml "$FILTER" | grep -v -e '<uuid>' -e '^$') \
+    <("$BOWLINE" template render "$work/nat.yaml" --var space.name=x -o nwfilter)
+  check_match "the bridged NIC references $FILTER with its address $b_ip" \
+    "^ ?<filterref filter='$FILTER'> <parameter name='IP' value='$(spaces_re "$b_ip")'/> </filterref> ?$" \
+    "$(filterref "$prefix-b")"
+  check_match "the NAT NIC references $FILTER, learning its address from DHCP and believing only its network's server $nhost" \
+    "^ ?<filterref filter='$FILTER'> <parameter name='CTRL_IP_LEARNING' value='dhcp'/> <parameter name='DHCPSERVER' value='$(spaces_re "$nhost")'/> </filterref> ?$" \
+    "$(filterref "$prefix-n")"
+  bindings=$($VIRSH nwfilter-binding-list)
+  for s in b n; do
+    check_match "libvirt has $FILTER bound to ${prefix}-${s}'s port ${port[$s]}" \
+      "(^|[[:space:]])${port[$s]}[[:space:]]+$FILTER" "$bindings"
+  done
+  check_eq "node check: the nwfilter check passes" ok \
+    "$("$BOWLINE" node check --uri qemu:///system --domain-type qemu --guest-filter nwfilter --json |
+      jq -r '.checks[] | select(.name == "nwfilter") | .status')"
+else
+  guard=$(curl -fsS -H "Authorization: Bearer $BOWLINE_TOKEN" "$BOWLINE_SERVER/api/v1/nodes" |
+    jq -c '[.. | objects | select(.name? == "guest-guard")][0]')
+  table=$(jq -r '.detail' <<<"$guard" | sed -n 's/^table bridge \(bowline_[0-9a-f]\{3\}\) guards.*/\1/p')
+  check_match "the server's node check: its guard table guards both NICs" \
+    '^ok table bridge bowline_[0-9a-f]{3} guards 2 NICs;' "$(jq -r '.status + " " + .detail' <<<"$guard")"
+  for s in b n; do
+    check_match "${prefix}-${s}'s NIC has a device name of bowline's (${port[$s]})" '^bw[0-9a-f]{13}$' "${port[$s]}"
+    check_eq "${prefix}-${s}'s NIC references no libvirt filter" "" "$(filterref "$prefix-$s")"
+    check_match "the guard has ${port[$s]}'s own MAC in its rules" \
+      "ether saddr != $($VIRSH domiflist "$prefix-$s" | awk 'NR > 2 && $1 != "" { print $5; exit }') counter" \
+      "$(nft list chain bridge "$table" "out_${port[$s]}" 2>&1)"
+  done
+  check_eq "the bridged NIC may send from its address $b_ip only" "$b_ip" "$(guard_set "${port[b]}")"
+  check_eq "libvirt has no network filter bound to either" "" \
+    "$($VIRSH nwfilter-binding-list | grep -E "${port[b]}|${port[n]}")"
+fi
 
 # --- the guests' own view ---------------------------------------------------------------------
 for s in b n; do
@@ -157,9 +192,14 @@ for s in b n; do
   check_cmd "$s: the guest does not reach the host from an address it gave itself" \
     expect "$console" '^TEST: spoof from [0-9.]+: unreached$' "spoofed source"
   # IPv4 from any other address meets the drop of IPv4 (IPv6 and the rest meet the last rule).
-  check_match "$s: the filter dropped the spoofed packets (ebtables libvirt-I-${port[$s]})" \
-    '^[1-9][0-9]*$' "$(rule_count "libvirt-I-${port[$s]}" '^-p IPv4 -j DROP')"
+  check_match "$s: the filter dropped the spoofed packets (${port[$s]})" \
+    '^[1-9][0-9]*$' "$(rule_count "${port[$s]}" '^-p IPv4 -j DROP|IPv4 from another address')"
 done
+if [ "$MODE" = guard ]; then
+  n_ip=$(space_json n | jq -r '.info.address // empty')
+  check_match "the NAT guest has an address from its network's DHCP ($n_ip)" "^$(spaces_re "$npre")\." "$n_ip"
+  check_eq "the guard learnt the NAT NIC's address from its lease" "$n_ip" "$(guard_set "${port[n]}")"
+fi
 
 # --- a DHCP server in a guest answers nobody --------------------------------------------------
 # The host asks on the bridge, with a DHCP client whose script only writes down what it got
@@ -177,7 +217,7 @@ busybox udhcpc -i "$bridge" -f -q -n -t 4 -T 1 -A 1 -s "$work/dhcp.sh" >/dev/nul
 check_no_match "the host's DHCP client got no offer from the guest's server" "bound|renew" \
   "$(cat "$work/dhcp.log" 2>/dev/null)"
 check_match "the guest's server answered, and the filter dropped its answers" '^[1-9][0-9]*$' \
-  "$(rule_count "libvirt-I-${port[b]}" '--ip-sport 67 --ip-dport 68 -j DROP')"
+  "$(rule_count "${port[b]}" "--ip-sport 67 --ip-dport 68 -j DROP|a DHCP server's answer")"
 
 # --- set-ip: the filter follows the address at the next start ---------------------------------
 b_new=$bpre.$((bbase + 6))
@@ -185,11 +225,23 @@ b_new=$bpre.$((bbase + 6))
 bw space stop b --wait --timeout "$WAIT" || fail "space stop b"
 bw space set-ip b "$b_new" || fail "space set-ip b $b_new"
 bw space start b --wait --timeout "$WAIT" || fail "space start b"
-check_match "after set-ip the NIC's filter has the new address $b_new" \
-  "<parameter name='IP' value='$(spaces_re "$b_new")'/>" "$(filterref "$prefix-b")"
+if [ "$MODE" = nwfilter ]; then
+  check_match "after set-ip the NIC's filter has the new address $b_new" \
+    "<parameter name='IP' value='$(spaces_re "$b_new")'/>" "$(filterref "$prefix-b")"
+else
+  check_eq "after set-ip the guard lets the NIC send from $b_new only" "$b_new" "$(guard_set "${port[b]}")"
+fi
 wait_for "$b_console" '^TEST: spoof from ' 120 || show_console "$b_console"
 check_cmd "after set-ip the guest reaches the host from the new address" \
   expect "$b_console" '^TEST: spoof control from the own address: reached$' "control after set-ip"
 check_cmd "after set-ip the spoofed address is still dropped" \
   expect "$b_console" '^TEST: spoof from [0-9.]+: unreached$' "spoofed source after set-ip"
+# --- delete: the guard forgets the NIC ---------------------------------------------------------
+if [ "$MODE" = guard ]; then
+  bw space delete n --wait --timeout "$WAIT" >/dev/null || fail "space delete n"
+  check_cmd "after delete the guard has no chain for ${port[n]}" \
+    bash -c "! nft list chain bridge $table out_${port[n]} >/dev/null 2>&1"
+  check_eq "its registry names it no more" "" \
+    "$(jq -r --arg d "$prefix-n" '.domains[$d] // empty' "$work/data/guest-guard.json")"
+fi
 summary

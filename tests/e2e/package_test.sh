@@ -50,6 +50,9 @@ cleanup() {
     wait "$server_pid" 2>/dev/null
   fi
   [ "$installed" = 1 ] && dpkg --purge bowline >/dev/null 2>&1
+  # The server's guest guard table outlives it by design; this run's goes with the run.
+  guard=$(sed -n 's/^table bridge \(bowline_[0-9a-f]\{3\}\)$/\1/p' "$work/data/guest-guard.nft" 2>/dev/null | head -n 1)
+  [ -z "$guard" ] || nft delete table bridge "$guard" 2>/dev/null
   # Only what this run made. Where systemd is PID 1, postinst started the real service, which
   # wrote its database into the new data directory; otherwise the server used $work and both
   # directories are empty (rmdir, which removes nothing else).

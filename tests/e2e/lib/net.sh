@@ -255,6 +255,16 @@ net_ping() {
   busybox ping -q -c "${3:-3}" -W 1 -I "$1" "$2" >/dev/null 2>&1
 }
 
+# net_guard_drop DATA_DIR: removes the nftables table of the guest guard of the bowline server
+# whose data directory that is (it outlives the server on purpose: guests keep their rules
+# across a server restart; a test's table goes with the test).
+net_guard_drop() {
+  local table
+  [ -f "$1/guest-guard.nft" ] || return 0
+  table=$(sed -n 's/^table bridge \(bowline_[0-9a-f]\{3\}\)$/\1/p' "$1/guest-guard.nft" | head -n 1)
+  [ -z "$table" ] || nft delete table bridge "$table" 2>/dev/null || true
+}
+
 net_cleanup() {
   local i
   for ((i = ${#_NET_UNDO[@]} - 1; i >= 0; i--)); do

@@ -7,10 +7,14 @@
 #                                      (the admin token of data_dir/admin.token). Pass
 #                                      --data-dir; the log (stdout and stderr) goes to LOG
 #   server_stop [SIGNAL]               sends SIGNAL (default TERM) and waits for the process
+#   server_drop_guard                  removes the nftables table of the last started server's
+#                                      guest guard (it outlives the server on purpose: guests
+#                                      keep their rules across a server restart)
 #   space_json SPACE                   `bowline space info SPACE -o json`
 #   space_wait_state SPACE REGEX SECS  until the space's state matches REGEX; prints the state
 # BOWLINE (the binary) must be set before calling the space_* helpers.
 SERVER_PID=""
+SERVER_DATA=""
 
 server_start() {
   local bin=$1 log=$2 data="" deadline line arg prev=""
@@ -25,6 +29,7 @@ server_start() {
   }
   "$bin" server --listen 127.0.0.1:0 "$@" >"$log" 2>&1 &
   SERVER_PID=$!
+  SERVER_DATA=$data
   deadline=$(($(date +%s) + 60))
   while :; do
     line=$(grep -aoE 'listening on http://127\.0\.0\.1:[0-9]+' "$log" | tail -n 1)
@@ -47,6 +52,10 @@ server_stop() {
   wait "$SERVER_PID" 2>/dev/null
   SERVER_PID=""
   return 0
+}
+
+server_drop_guard() {
+  [ -z "$SERVER_DATA" ] || net_guard_drop "$SERVER_DATA"
 }
 
 space_json() {

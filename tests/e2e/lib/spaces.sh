@@ -111,6 +111,7 @@ spaces_begin() {
 _spaces_cleanup() {
   server_stop KILL
   spaces_remove_domains "$prefix-"
+  server_drop_guard
   net_cleanup
   if [ -n "$work" ]; then rm -rf "$work"; fi
 }

@@ -125,6 +125,7 @@ web_begin() {
 
 _web_cleanup() {
   spaces_remove_domains "$prefix"
+  [ -z "$work" ] || net_guard_drop "$work/data"
   net_cleanup
   [ -n "$work" ] && rm -rf "$work"
 }

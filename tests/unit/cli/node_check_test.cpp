@@ -546,7 +546,8 @@ using security_node_check = NodeCheckTest;
 
 TEST_F(security_node_check, ALibvirtThatCannotFilterIsNotReady) {
   host.filters_work = false;
-  context.uri = "qemu:///system";  // a real libvirt without the nwfilter driver
+  context.uri = "qemu:///system";     // a real libvirt without the nwfilter driver
+  options.guest_filter = "nwfilter";  // asked for: on this host the guard is the default
   const auto report = run();
   const auto& c = *find(report, "nwfilter");
   EXPECT_EQ(c.status, CheckStatus::Missing);
@@ -587,6 +588,52 @@ TEST_F(NodeCheckTest, NwfilterOnlyWarnsOnTheTestDriverAndRunsNoEbtablesForARemot
   c = *find(run(), "nwfilter");
   EXPECT_EQ(c.status, CheckStatus::Missing);
   EXPECT_THAT(c.detail, HasSubstr("not reachable"));
+}
+
+// On this host's libvirt bowline's guard filters (unless nwfilter is asked for): the check is
+// that nft runs, the kernel takes a bridge table (check mode: nothing is kept) and, for a
+// server, that its table is there.
+TEST_F(security_node_check, OnThisHostTheGuardIsCheckedAndNotTheNwfilterDriver) {
+  host.filters_work = false;  // libvirt's filters do not matter here
+  context.uri = "qemu:///system";
+  runner.answers["nft"] = {0, "nftables v1.0.6 (Lester Gooch #5)\n", "", false};
+  auto report = run();
+  EXPECT_EQ(find(report, "nwfilter"), nullptr);
+  auto c = *find(report, "guest-guard");
+  EXPECT_EQ(c.status, CheckStatus::Ok) << c.detail;
+  EXPECT_TRUE(c.required);
+  EXPECT_EQ(c.detail, "nftables v1.0.6 (Lester Gooch #5)");
+  EXPECT_TRUE(report.ready());
+  const std::vector<std::string> check_mode{"nft", "-c", "add", "table", "bridge", "bowline_check"};
+  EXPECT_NE(std::find(runner.calls.begin(), runner.calls.end(), check_mode), runner.calls.end());
+
+  options.guard_table = "bowline_abc";
+  runner.answers["nft"] = {
+      0,
+      "table bridge bowline_abc {\n elements = { \"bwabc0000000000\" : jump "
+      "out_bwabc0000000000, \"bwabc0000000001\" : jump out_bwabc0000000001 }\n",
+      "", false};
+  c = *find(run(), "guest-guard");
+  EXPECT_EQ(c.status, CheckStatus::Ok);
+  EXPECT_THAT(c.detail, HasSubstr("table bridge bowline_abc guards 2 NICs"));
+}
+
+TEST_F(security_node_check, WithoutNftOrABridgeTableTheNodeIsNotReady) {
+  context.uri = "qemu:///system";
+  runner.answers["nft"] = {127, "", "nft: No such file or directory", false};
+  auto report = run();
+  auto c = *find(report, "guest-guard");
+  EXPECT_EQ(c.status, CheckStatus::Missing);
+  EXPECT_THAT(c.detail, HasSubstr("nft not found"));
+  EXPECT_THAT(c.fix, HasSubstr("apt-get install nftables"));
+  EXPECT_THAT(c.fix, HasSubstr("server.kvm.guest_filter nwfilter"));
+  EXPECT_FALSE(report.ready());
+  // nft runs, but the kernel has no nf_tables for bridges (every call answers the same here).
+  runner.answers["nft"] = {1, "", "Error: Could not process rule: Operation not supported\n",
+                           false};
+  c = *find(run(), "guest-guard");
+  EXPECT_EQ(c.status, CheckStatus::Missing);
+  EXPECT_THAT(c.detail, HasSubstr("--version failed"));
 }
 
 }  // namespace

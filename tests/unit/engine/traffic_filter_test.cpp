@@ -75,9 +75,26 @@ class FilteringHost final : public ForwardingHypervisor {
   std::map<std::string, std::string> defined;
 };
 
+// nft as a script recorder that can be told to refuse (the real nft: guest_guard_rules_test and
+// e2e.security_guest_spoofing).
+class RecordingNft final : public util::ProcessRunner {
+ public:
+  util::ProcessResult run(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds) override {
+    std::lock_guard lock(mutex);
+    ++calls;
+    if (refuse || argv.empty())
+      return {1, "", "Error: Could not process rule: Operation not permitted", false};
+    return {0, "", "", false};
+  }
+  std::mutex mutex;
+  int calls = 0;
+  bool refuse = false;
+};
+
 class TrafficFilterTest : public ::testing::Test {
  protected:
-  TrafficFilterTest() {
+  explicit TrafficFilterTest(bool guarded = false) {
     char pattern[] = "/tmp/bowline-traffic-filter.XXXXXX";
     root_ = mkdtemp(pattern);
     fs::create_directories(root_ / "cloud-images");
@@ -94,6 +111,15 @@ class TrafficFilterTest : public ::testing::Test {
     settings.node.domain_type = plan::DomainType::Qemu;
     settings.node.images_path = (root_ / "spaces").string();
     settings.stop_timeout = std::chrono::seconds(5);
+    if (guarded) {
+      GuestGuardOptions options;
+      options.dir = root_;
+      options.lease_dir = root_ / "no-leases";
+      guard_ = std::make_unique<GuestGuard>(
+          nft_, clock_, [] { return std::vector<libvirt::DhcpLease>{}; }, options);
+      guard_->load({});
+      settings.guard = guard_.get();
+    }
     node_ = std::make_unique<LibvirtNode>(host_, *cache_, *disks_, bridges_, settings);
     engine_ = std::make_unique<Engine>(*store_, *bus_, EngineSettings{});
     engine_->add_node(*node_);
@@ -155,6 +181,8 @@ class TrafficFilterTest : public ::testing::Test {
 
   util::ManualClock clock_;
   util::SystemProcessRunner runner_;
+  RecordingNft nft_;
+  std::unique_ptr<GuestGuard> guard_;
   Bridges bridges_;
   fs::path root_;
   libvirt::LibvirtHypervisor real_{libvirt::LibvirtOptions{"test:///default"}};
@@ -213,6 +241,63 @@ TEST_F(TrafficFilterTest, TheTestDriverWhichRunsNoGuestsNeedsNoFilter) {
   EXPECT_THAT(filter_of(s.domain_name, 0), ElementsAre("IP=" + *s.ip));
 }
 
+// On this host's libvirt the guard filters instead: the NICs are in it before the domain is
+// defined, the domain has fixed device names and no filterref, and a delete takes them out.
+class security_guest_guard_node : public TrafficFilterTest {
+ protected:
+  security_guest_guard_node() : TrafficFilterTest(true) {}
+};
+
+TEST_F(security_guest_guard_node, TheGuardHasTheNicsBeforeTheDomainIsDefined) {
+  const auto s = create("nat", "n");
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  EXPECT_THAT(host_.calls, ElementsAre("define " + s.domain_name)) << "libvirt's filter was used";
+  const auto guarded = guard_->domains();
+  ASSERT_EQ(guarded.count(s.domain_name), 1u);
+  const auto& nics = guarded.at(s.domain_name);
+  ASSERT_EQ(nics.size(), 2u);
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(host_.defined[s.domain_name].c_str()));
+  const auto interfaces = doc.select_nodes("//devices/interface");
+  ASSERT_EQ(interfaces.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto nic = interfaces[i].node();
+    EXPECT_EQ(nics[i].tap, nic.child("target").attribute("dev").value()) << "NIC " << i;
+    EXPECT_EQ(nics[i].tap, plan::tap_name("000", s.domain_name, i));
+    EXPECT_EQ(nics[i].mac, nic.child("mac").attribute("address").value());
+    EXPECT_EQ(nics[i].network, "default");
+    EXPECT_FALSE(nics[i].ip);  // learnt from the network's DHCP
+    EXPECT_FALSE(nic.child("filterref")) << "NIC " << i;
+  }
+  engine_->delete_space(s.id);
+  engine_->wait_idle();
+  EXPECT_EQ(guard_->domains().count(s.domain_name), 0u);
+}
+
+TEST_F(security_guest_guard_node, ABridgedNicMaySendFromItsOwnAddress) {
+  const auto s = create("bridged", "b");
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  const auto nics = guard_->domains().at(s.domain_name);
+  ASSERT_EQ(nics.size(), 1u);
+  ASSERT_TRUE(nics[0].ip);
+  EXPECT_EQ(nics[0].ip->to_string(), *s.ip);
+  EXPECT_EQ(nics[0].network, "");
+}
+
+TEST_F(security_guest_guard_node, AGuardThatCannotWriteItsRulesStartsNoSpace) {
+  {
+    std::lock_guard lock(nft_.mutex);
+    nft_.refuse = true;
+  }
+  const auto s = create("bridged", "b");
+  EXPECT_EQ(s.state, store::SpaceState::Error);
+  EXPECT_THAT(s.error, HasSubstr("nft: cannot"));
+  EXPECT_THAT(s.error, HasSubstr("Operation not permitted"));
+  EXPECT_TRUE(host_.defined.empty()) << "a domain was defined without its rules";
+  EXPECT_FALSE(real_.lookup(s.domain_name));
+  EXPECT_EQ(guard_->domains().count(s.domain_name), 0u);
+}
+
 TEST(TrafficFilterUris, OnlyTheTestDriverIsTheTestDriver) {
   EXPECT_TRUE(is_test_driver("test:///default"));
   EXPECT_TRUE(is_test_driver("test:///tmp/node.xml"));
@@ -220,6 +305,10 @@ TEST(TrafficFilterUris, OnlyTheTestDriverIsTheTestDriver) {
   EXPECT_FALSE(is_test_driver("qemu:///system"));
   EXPECT_FALSE(is_test_driver("qemu+ssh://root@host/system"));
   EXPECT_FALSE(is_test_driver("qemu:///system?test://"));
+  EXPECT_TRUE(is_local("qemu:///system"));
+  EXPECT_TRUE(is_local("qemu+unix:///system"));
+  EXPECT_FALSE(is_local("qemu+ssh://root@host/system"));
+  EXPECT_FALSE(is_local("qemu+tls://host/system"));
 }
 
 }  // namespace

@@ -126,6 +126,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.idle.suspend_after", {"30m", "0", "2h"}},
       {"server.idle.cpu_percent", {"5", "10", "1"}},
       {"server.idle.trim_guest_cache", {"true", "false", "true"}},
+      {"server.kvm.guest_filter", {"guard", "nwfilter", "auto"}},
       {"server.tls.cert", {"/f", "/e", "/g"}},
       {"server.tls.key", {"/f", "/e", "/g"}},
       {"server.tls.mode", {"off", "self-signed", "auto"}},

@@ -1,0 +1,303 @@
+// The guest guard's bookkeeping: what it asks nft to do and when (a scripted runner; the real
+// nft loads the scripts in guest_guard_rules_test, and guards real guests in
+// e2e.security_guest_spoofing), what it learns from DHCP leases, what it keeps on disk.
+#include "engine/guest_guard.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <fstream>
+#include <thread>
+
+#include "../common/scratch_files.hpp"
+
+namespace bowline::engine {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+spec::Ipv4Address ip(const char* text) {
+  return *spec::Ipv4Address::parse(text);
+}
+
+class ScriptedNft final : public util::ProcessRunner {
+ public:
+  util::ProcessResult run(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds) override {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(argv.size(), 3u);
+    EXPECT_EQ(argv[0], "nft");
+    scripts.push_back(test_support::read_file(argv[2]));
+    changed.notify_all();
+    if (fail_next > 0) {
+      --fail_next;
+      return {1, "", "Error: No such file or directory\nmore", false};
+    }
+    return {0, "", "", false};
+  }
+  std::size_t count() {
+    std::lock_guard lock(mutex);
+    return scripts.size();
+  }
+  std::string last() {
+    std::lock_guard lock(mutex);
+    return scripts.empty() ? "" : scripts.back();
+  }
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> scripts;
+  int fail_next = 0;
+};
+
+const GuardedNic kBridged{"bwabc0123456700", "52:54:00:12:34:56", ip("198.51.100.20"), ""};
+const GuardedNic kNat{"bwabc89abcdef00", "52:54:00:ab:cd:ef", std::nullopt, "default"};
+
+struct Fixture {
+  explicit Fixture(std::chrono::milliseconds every = std::chrono::milliseconds(3000))
+      : poll(every) {}
+  std::chrono::milliseconds poll;
+  test_support::TempDir dir;
+  ScriptedNft nft;
+  util::ManualClock clock{1'800'000'000'000};
+  std::mutex leases_mutex;
+  std::vector<libvirt::DhcpLease> leases;
+  GuestGuard guard{nft, clock,
+                   [this] {
+                     std::lock_guard lock(leases_mutex);
+                     return leases;
+                   },
+                   [this] {
+                     GuestGuardOptions o;
+                     o.dir = dir.path();
+                     o.tag = "abc";
+                     o.lease_dir = dir.path() / "leases";
+                     o.lease_poll = poll;
+                     return o;
+                   }()};
+  void lease(const std::string& network, const std::string& mac, const std::string& address,
+             std::int64_t expiry) {
+    std::lock_guard lock(leases_mutex);
+    leases.push_back({network, mac, address, false, expiry});
+  }
+  std::int64_t now() const { return clock.now_unix_ms() / 1000; }
+};
+
+TEST(GuestGuard, WritesOnlyWhatChanged) {
+  Fixture f;
+  f.guard.load({});
+  ASSERT_EQ(f.nft.count(), 1u);
+  EXPECT_EQ(f.nft.last().rfind("table bridge bowline_abc\ndelete table", 0), 0u);
+  f.guard.put("alice-dev", {kBridged});
+  ASSERT_EQ(f.nft.count(), 2u);
+  EXPECT_THAT(f.nft.last(), HasSubstr("add element bridge bowline_abc addr_bwabc0123456700 { "
+                                      "198.51.100.20 }"));
+  f.guard.put("alice-dev", {kBridged});  // every start defines the domain again: nothing to do
+  EXPECT_EQ(f.nft.count(), 2u);
+  // A second NIC: only it is written; the first's counters are left alone.
+  f.guard.put("alice-dev", {kBridged, kNat});
+  ASSERT_EQ(f.nft.count(), 3u);
+  EXPECT_THAT(f.nft.last(), HasSubstr("out_bwabc89abcdef00"));
+  EXPECT_THAT(f.nft.last(), Not(HasSubstr("out_bwabc0123456700")));
+  // set-ip: the bridged NIC's rules are written again with the new address; the gone NIC goes.
+  auto moved = kBridged;
+  moved.ip = ip("198.51.100.21");
+  f.guard.put("alice-dev", {moved});
+  EXPECT_THAT(f.nft.last(), HasSubstr("delete chain bridge bowline_abc out_bwabc89abcdef00"));
+  EXPECT_THAT(f.nft.last(), HasSubstr("{ 198.51.100.21 }"));
+  f.guard.remove("alice-dev");
+  EXPECT_THAT(f.nft.last(), HasSubstr("delete set bridge bowline_abc addr_bwabc0123456700"));
+  EXPECT_TRUE(f.guard.domains().empty());
+  const auto count = f.nft.count();
+  f.guard.remove("alice-dev");
+  EXPECT_EQ(f.nft.count(), count);
+}
+
+TEST(GuestGuard, RefusesADeviceAnotherDomainHas) {
+  Fixture f;
+  f.guard.load({});
+  f.guard.put("alice-dev", {kBridged});
+  try {
+    f.guard.put("bob-dev", {kBridged});
+    FAIL() << "two domains got one device";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("bwabc0123456700 of bob-dev is alice-dev's already"));
+  }
+  EXPECT_EQ(f.guard.domains().size(), 1u);
+}
+
+TEST(GuestGuard, LearnsTheLeaseOfItsMacOnItsNetworkOnly) {
+  Fixture f;
+  f.guard.load({});
+  f.guard.put("alice-nat", {kNat});
+  EXPECT_TRUE(f.guard.addresses(kNat.tap).empty());  // DHCP requests only, until a lease
+  // The same MAC on another network, an IPv6 lease and one that ran out teach it nothing.
+  f.lease("other", kNat.mac, "10.0.0.9", f.now() + 3600);
+  f.lease("default", kNat.mac, "192.168.122.8", f.now() - 1);
+  {
+    std::lock_guard lock(f.leases_mutex);
+    f.leases.push_back({"default", kNat.mac, "fd00::8", true, f.now() + 3600});
+  }
+  const auto before = f.nft.count();
+  f.guard.learn();
+  EXPECT_EQ(f.nft.count(), before);
+  EXPECT_TRUE(f.guard.addresses(kNat.tap).empty());
+  // libvirt writes MACs in lower case; the guard compares without case all the same.
+  f.lease("default", "52:54:00:AB:CD:EF", "192.168.122.7", f.now() + 3600);
+  f.guard.learn();
+  EXPECT_EQ(f.guard.addresses(kNat.tap), std::vector{ip("192.168.122.7")});
+  EXPECT_EQ(f.nft.last(),
+            "flush set bridge bowline_abc addr_bwabc89abcdef00\nadd element bridge "
+            "bowline_abc addr_bwabc89abcdef00 { 192.168.122.7 }\n");
+  const auto after = f.nft.count();
+  f.guard.learn();  // nothing new
+  EXPECT_EQ(f.nft.count(), after);
+}
+
+TEST(GuestGuard, KeepsAnAddressWhoseLeaseRanOutUntilAnotherGuestIsLeasedIt) {
+  Fixture f;
+  f.guard.load({});
+  f.guard.put("alice-nat", {kNat});
+  f.lease("default", kNat.mac, "192.168.122.7", f.now() + 60);
+  f.guard.learn();
+  ASSERT_EQ(f.guard.addresses(kNat.tap), std::vector{ip("192.168.122.7")});
+  // Suspended for two hours: its lease ran out, and it renews from the address it has.
+  f.clock.advance(2 * 3600 * 1000);
+  f.guard.learn();
+  EXPECT_EQ(f.guard.addresses(kNat.tap), std::vector{ip("192.168.122.7")});
+  // Meanwhile dnsmasq leased the address to someone else: it is theirs now.
+  f.lease("default", "52:54:00:00:00:99", "192.168.122.7", f.now() + 3600);
+  f.guard.learn();
+  EXPECT_TRUE(f.guard.addresses(kNat.tap).empty());
+  EXPECT_EQ(f.nft.last(), "flush set bridge bowline_abc addr_bwabc89abcdef00\n");
+}
+
+TEST(GuestGuard, ATableChangedBehindItsBackIsWrittenWhole) {
+  Fixture f;
+  f.guard.load({});
+  f.guard.put("alice-dev", {kBridged});
+  f.nft.fail_next = 1;  // someone flushed the ruleset: adding into the table fails
+  f.guard.put("bob-nat", {kNat});
+  ASSERT_GE(f.nft.count(), 2u);
+  const auto rebuilt = f.nft.last();
+  EXPECT_EQ(rebuilt.rfind("table bridge bowline_abc\ndelete table", 0), 0u);
+  EXPECT_THAT(rebuilt, HasSubstr("out_bwabc0123456700"));
+  EXPECT_THAT(rebuilt, HasSubstr("out_bwabc89abcdef00"));
+  // When even that fails, the start fails with nft's words, and nothing is recorded.
+  f.nft.fail_next = 2;
+  auto third = kNat;
+  third.tap = "bwabc1111111100";
+  third.mac = "52:54:00:11:11:11";
+  try {
+    f.guard.put("carol-nat", {third});
+    FAIL() << "a NIC without rules was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("nft: cannot write the guest guard's table: Error: No such "
+                                    "file or directory"));
+  }
+  EXPECT_EQ(f.guard.domains().count("carol-nat"), 0u);
+}
+
+TEST(GuestGuard, KeepsItsRegistryAndABootScriptAndLoadsOnlyWhatLibvirtHas) {
+  test_support::TempDir keep;
+  {
+    Fixture f;
+    f.guard.load({});
+    f.guard.put("alice-dev", {kBridged});
+    f.guard.put("bob-nat", {kNat});
+    f.lease("default", kNat.mac, "192.168.122.7", f.now() + 3600);
+    f.guard.learn();
+    const auto boot = test_support::read_file(f.dir.file("guest-guard.nft"));
+    EXPECT_THAT(boot, HasSubstr("{ 198.51.100.20 }"));
+    // Learnt addresses are not in it: at boot a NAT guest may only ask DHCP until the server
+    // has read the leases again.
+    EXPECT_THAT(boot, Not(HasSubstr("192.168.122.7")));
+    std::filesystem::copy_file(f.dir.file("guest-guard.json"), keep.file("guest-guard.json"));
+  }
+  Fixture f;
+  std::filesystem::copy_file(keep.file("guest-guard.json"), f.dir.file("guest-guard.json"));
+  f.lease("default", kNat.mac, "192.168.122.7", f.now() + 3600);
+  f.guard.load({"bob-nat"});  // alice-dev was undefined while the server was away
+  const auto domains = f.guard.domains();
+  ASSERT_EQ(domains.size(), 1u);
+  EXPECT_EQ(domains.at("bob-nat"), std::vector{kNat});
+  ASSERT_EQ(f.nft.count(), 1u);
+  EXPECT_THAT(f.nft.last(), HasSubstr("addr_bwabc89abcdef00 { 192.168.122.7 }"));
+  EXPECT_THAT(f.nft.last(), Not(HasSubstr("bwabc0123456700")));
+}
+
+TEST(GuestGuard, AnUnreadableRegistryIsAnErrorThatSaysWhatItMeans) {
+  Fixture f;
+  test_support::write_file(f.dir.file("guest-guard.json"),
+                           "{\"domains\": {\"x\": [{\"tap\": 1}]}}");
+  try {
+    f.guard.load({"x"});
+    FAIL() << "loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("guest-guard.json cannot be read"));
+    EXPECT_THAT(e.what(), HasSubstr("reach nothing until they start again"));
+  }
+}
+
+TEST(GuestGuard, LearnsAsSoonAsALeaseFileChanges) {
+  // It reads the leases again only every 10 minutes unless a lease file changes, and the test
+  // waits at most 30 s: learning in time means the change woke it.
+  Fixture f(std::chrono::minutes(10));
+  std::filesystem::create_directories(f.dir.path() / "leases");
+  f.guard.load({});
+  f.guard.put("alice-nat", {kNat});
+  f.guard.watch_leases();
+  f.lease("default", kNat.mac, "192.168.122.7", f.now() + 3600);
+  test_support::write_file((f.dir.path() / "leases" / "virbr0.status").string(), "[]\n");
+  {
+    std::unique_lock lock(f.nft.mutex);
+    f.nft.changed.wait_for(lock, std::chrono::seconds(30), [&] {
+      return f.nft.scripts.back().find("192.168.122.7") != std::string::npos;
+    });
+  }
+  EXPECT_EQ(f.guard.addresses(kNat.tap), std::vector{ip("192.168.122.7")});
+  f.guard.stop();
+}
+
+}  // namespace
+}  // namespace bowline::engine
+
+namespace bowline::engine {
+namespace {
+
+class ListingNft final : public util::ProcessRunner {
+ public:
+  std::string tables;
+  int calls = 0;
+  util::ProcessResult run(const std::vector<std::string>& argv,
+                          std::chrono::milliseconds) override {
+    ++calls;
+    EXPECT_EQ(argv, (std::vector<std::string>{"nft", "list", "tables", "bridge"}));
+    return {0, tables, "", false};
+  }
+};
+
+TEST(GuardTag, ChosenOnceAsOneNoOtherServerHasThenKeptWithTheData) {
+  test_support::TempDir dir;
+  ListingNft nft;
+  // Every tag but one is taken by another server's table: the one left is chosen.
+  nft.tables = "table bridge nat\n";
+  for (unsigned t = 1; t <= 0xfff; ++t) {
+    char text[40];
+    std::snprintf(text, sizeof text, "table bridge bowline_%03x\n", t);
+    if (t != 0x5e7) nft.tables += text;
+  }
+  const auto tag = guard_tag_in(dir.path(), nft);
+  EXPECT_EQ(tag, "5e7");
+  EXPECT_EQ(test_support::read_file(dir.file("guest-guard.tag")), tag + "\n");
+  // The data directory moved, another server came: the tag stays, nft is not asked again.
+  nft.tables.clear();
+  EXPECT_EQ(guard_tag_in(dir.path(), nft), tag);
+  EXPECT_EQ(nft.calls, 1);
+  test_support::write_file(dir.file("guest-guard.tag"), "x\"; flush ruleset\n");
+  EXPECT_THROW(guard_tag_in(dir.path(), nft), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace bowline::engine
