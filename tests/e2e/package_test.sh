@@ -80,7 +80,8 @@ deb=${debs[0]}
 pass "package built: $(basename "$deb") ($(du -h "$deb" | cut -f1))"
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $NF}')
-for f in ./usr/bin/bowline ./lib/systemd/system/bowline.service ./etc/bowline/config.yaml \
+for f in ./usr/bin/bowline ./lib/systemd/system/bowline.service \
+  ./lib/systemd/system/bowline-guard.service ./etc/bowline/config.yaml \
   ./usr/share/bash-completion/completions/bowline ./usr/share/bowline/web/ui/index.html \
   ./usr/share/bowline/web/node_modules/htm/preact/standalone.module.js; do
   check_eq "the package holds $f" "$f" "$(grep -Fx -- "$f" <<<"$contents")"
@@ -125,19 +126,26 @@ fi
 # systemd-analyze verify loads the unit as systemd would (it needs no running systemd); it
 # prints a line for every unknown key or bad value, which it only warns about, hence the output
 # check as well as the status.
+guard_unit=/lib/systemd/system/bowline-guard.service
 if command -v systemd-analyze >/dev/null; then
-  verify=$(systemd-analyze verify "$unit" 2>&1)
-  status=$?
-  if grep -qiE 'failed to (initialize|set up|setup) manager|not supported|cannot determine' <<<"$verify"; then
-    log "systemd-analyze cannot run here: $verify; checking the unit's syntax by hand instead"
-    check_match "the unit has its sections" "\[Unit\].*\[Service\].*\[Install\]" "$(tr '\n' ' ' <"$unit")"
-  else
-    check_eq "systemd-analyze verify: status 0" 0 "$status"
-    check_no_match "systemd-analyze verify: no warning about the unit" "bowline\.service" "$verify"
-  fi
+  for u in "$unit" "$guard_unit"; do
+    verify=$(systemd-analyze verify "$u" 2>&1)
+    status=$?
+    if grep -qiE 'failed to (initialize|set up|setup) manager|not supported|cannot determine' <<<"$verify"; then
+      log "systemd-analyze cannot run here: $verify; checking the unit's syntax by hand instead"
+      check_match "$(basename "$u") has its sections" "\[Unit\].*\[Service\].*\[Install\]" "$(tr '\n' ' ' <"$u")"
+    else
+      check_eq "systemd-analyze verify $(basename "$u"): status 0" 0 "$status"
+      check_no_match "systemd-analyze verify: no warning about $(basename "$u")" "$(basename "$u" | sed 's/\./\\./g')" "$verify"
+    fi
+  done
 else
   fail "systemd-analyze is missing (scripts/setup installs the systemd package)"
 fi
+check_match "the guard's unit loads the server's rules before libvirt starts domains" \
+  "^Before=libvirtd\.service.*" "$(grep '^Before=' "$guard_unit")"
+check_eq "the guard's unit loads the rules the server writes in its data directory" \
+  "ExecStart=/usr/sbin/nft -f $data_dir/guest-guard.nft" "$(grep '^ExecStart=' "$guard_unit")"
 unit_text=$(cat "$unit")
 for setting in ProtectSystem=strict PrivateTmp=yes NoNewPrivileges=yes Restart=on-failure \
   "ReadWritePaths=$data_dir $images_dir"; do
