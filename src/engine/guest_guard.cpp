@@ -276,7 +276,12 @@ void GuestGuard::remove(const std::string& domain) {
   try {
     apply(script, "remove the guard of " + domain);
   } catch (const std::exception&) {
-    rebuild();
+    try {
+      rebuild();
+    } catch (const std::exception&) {
+      // The domain is gone already; what is left in the table guards a device that no longer
+      // exists, and the next write of the table drops it.
+    }
   }
   save();
 }
