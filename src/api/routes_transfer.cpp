@@ -26,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t kFrame = 256 * 1024;
+constexpr std::size_t kFrame = 1024 * 1024;
 constexpr std::size_t kHighWater = 4 * 1024 * 1024;  // below the server's 8 MiB stream backlog
 
 std::string frame(char kind, std::string_view body) {

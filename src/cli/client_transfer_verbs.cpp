@@ -41,6 +41,7 @@ std::string mib(std::uint64_t bytes) {
 struct ExportArgs {
   ClientOptions client;
   std::string space, file;
+  bool sync = false;
 };
 
 int export_space(const ExportArgs& a) {
@@ -68,6 +69,7 @@ int export_space(const ExportArgs& a) {
       } else if (kind == 'D') {
         out->write(body);
         done += body.size();
+        ws.recycle(std::move(*message));
         const int percent = size ? static_cast<int>(done * 100 / size) : 0;
         progress.show("exporting " + a.space + ": " + mib(done) + " of " + mib(size) + " (" +
                           std::to_string(percent) + "%)",
@@ -82,7 +84,7 @@ int export_space(const ExportArgs& a) {
     if (!finished || done != size)
       throw CliError(kExitInvalid, "the server ended the export after " + mib(done) + " of " +
                                        mib(size) + " (the server log may say why)");
-    out->finish();
+    out->finish(a.sync);
   } catch (const std::system_error& e) {
     progress.done();
     out.reset();
@@ -190,9 +192,15 @@ void add_space_transfer_verbs(CLI::App& space_group, int& exit_code) {
     // -o is the archive here (as the issue spells it), not the output format: export prints
     // one line either way.
     cmd->add_option("-o,--file", a->file, "The archive to write (a tar file)")->required();
+    cmd->add_flag("--sync", a->sync,
+                  "Return only once the archive is on the disk (fsync, with the device's write "
+                  "cache)");
     cmd->add_option("--server", a->client.server, "The server's URL (as for every verb)")
         ->type_name("URL");
-    cmd->footer("The archive holds the space's disk and SSH host key: it is written 0600.");
+    cmd->footer(
+        "The archive holds the space's disk and SSH host key: it is written 0600. It is written "
+        "past the page cache; as with cp, the file system's own metadata and the device's write "
+        "cache are flushed later by the kernel unless --sync waits for them.");
     cmd->callback(
         [a, &exit_code] { run_client_verb(exit_code, [&] { return export_space(*a); }); });
   }

@@ -23,6 +23,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "cli/app.hpp"
 #include "cli/tls_trust.hpp"
@@ -39,6 +40,7 @@ using TlsWs = websocket::stream<beast::ssl_stream<beast::tcp_stream>>;
 
 namespace {
 constexpr std::size_t kIncomingLimit = 16 << 20;  // bytes read and not yet taken by read()
+constexpr std::size_t kSpareMessages = 8;         // recycled message buffers kept
 }  // namespace
 
 struct WsConnection::Impl {
@@ -59,6 +61,7 @@ struct WsConnection::Impl {
   std::mutex mutex;
   std::condition_variable arrived;
   std::deque<std::string> incoming;
+  std::vector<std::string> spare;  // given back by recycle(), reused by the next reads
   std::size_t incoming_bytes = 0;
   bool read_paused = false;  // incoming is full: no read until read() takes some
   bool ended = false;
@@ -89,7 +92,15 @@ struct WsConnection::Impl {
         bool full = false;
         {
           std::lock_guard lock(mutex);
-          incoming.push_back(beast::buffers_to_string(buffer.data()));
+          std::string message;
+          if (!spare.empty()) {
+            message = std::move(spare.back());
+            spare.pop_back();
+          }
+          // A flat_buffer holds the message in one piece.
+          const auto bytes = buffer.data();
+          message.assign(static_cast<const char*>(bytes.data()), bytes.size());
+          incoming.push_back(std::move(message));
           incoming_bytes += incoming.back().size();
           // A reader slower than the network (an export to a slow disk) must not make the
           // queue as big as the archive: stop reading, and TCP holds the server back.
@@ -284,6 +295,11 @@ std::optional<std::string> WsConnection::read() {
     asio::post(impl_->strand, [impl = impl_.get()] { impl->read_next(); });
   }
   return out;
+}
+
+void WsConnection::recycle(std::string&& spent) {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->spare.size() < kSpareMessages) impl_->spare.push_back(std::move(spent));
 }
 
 bool WsConnection::write(std::string bytes) {

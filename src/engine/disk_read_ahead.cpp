@@ -4,20 +4,56 @@
 
 namespace bowline::engine {
 
-DiskReadAhead::DiskReadAhead(const std::vector<image::GuestReader*>& disks,
-                             const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
-                             std::uint64_t max_run, std::size_t depth, OnRead on_read)
-    : cluster_(cluster), depth_(std::max<std::size_t>(depth, 1)), on_read_(std::move(on_read)) {
-  // Runs of consecutive clusters, at most max_run bytes each, each read at once.
+namespace {
+
+// The cluster form's runs: consecutive clusters, at most `max_run` bytes each.
+struct ClusterRuns {
+  std::vector<std::uint64_t> first, sizes;  // first cluster and bytes of each run
+};
+
+ClusterRuns cluster_runs(const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
+                         std::uint64_t max_run) {
+  ClusterRuns out;
   const auto most = std::max<std::uint64_t>(max_run / std::max<std::uint64_t>(cluster, 1), 1);
   for (std::size_t i = 0; i < clusters.size();) {
     std::uint64_t run = 1;
     while (i + run < clusters.size() && clusters[i + run] == clusters[i] + run && run < most) ++run;
-    spans_.push_back({clusters[i], run});
+    out.first.push_back(clusters[i]);
+    out.sizes.push_back(run * cluster);
     i += run;
   }
-  for (auto* disk : disks) readers_.emplace_back([this, disk] { read_with(*disk); });
+  return out;
 }
+
+}  // namespace
+
+DiskReadAhead::DiskReadAhead(std::size_t readers, std::vector<std::uint64_t> run_sizes, Fill fill,
+                             std::size_t depth, OnRead on_read)
+    : sizes_(std::move(run_sizes)),
+      fill_(std::move(fill)),
+      depth_(std::max<std::size_t>(depth, 1)),
+      on_read_(std::move(on_read)) {
+  for (std::size_t r = 0; r < std::max<std::size_t>(readers, 1); ++r)
+    readers_.emplace_back([this, r] { read_with(r); });
+}
+
+DiskReadAhead::DiskReadAhead(const std::vector<image::GuestReader*>& disks,
+                             const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
+                             std::uint64_t max_run, std::size_t depth, OnRead on_read)
+    : DiskReadAhead(
+          disks.size(), cluster_runs(clusters, cluster, max_run).sizes,
+          [disks, cluster, first = cluster_runs(clusters, cluster, max_run).first](
+              std::size_t reader, std::size_t run, char* out, std::size_t size) {
+            auto& disk = *disks[reader];
+            const auto offset = first[run] * cluster;
+            std::uint64_t readable = 0;
+            if (offset < disk.size()) {
+              readable = std::min<std::uint64_t>(size, disk.size() - offset);
+              disk.read(offset, out, static_cast<std::uint32_t>(readable));
+            }
+            std::fill(out + readable, out + size, '\0');
+          },
+          depth, std::move(on_read)) {}
 
 DiskReadAhead::~DiskReadAhead() {
   {
@@ -28,25 +64,29 @@ DiskReadAhead::~DiskReadAhead() {
   for (auto& reader : readers_) reader.join();
 }
 
-void DiskReadAhead::read_with(image::GuestReader& disk) {
+void DiskReadAhead::read_with(std::size_t reader) {
   try {
     for (;;) {
       std::size_t i = 0;
       {
         std::unique_lock lock(mutex_);
         changed_.wait(lock, [&] {
-          return stop_ || error_ || claimed_ >= spans_.size() || claimed_ < delivered_ + depth_;
+          return stop_ || error_ || claimed_ >= sizes_.size() || claimed_ < delivered_ + depth_;
         });
-        if (stop_ || error_ || claimed_ >= spans_.size()) break;
+        if (stop_ || error_ || claimed_ >= sizes_.size()) break;
         i = claimed_++;
       }
-      const auto offset = spans_[i].first * cluster_;
       Run out;
-      out.bytes.assign(spans_[i].count * cluster_, '\0');
-      if (offset < disk.size()) {
-        const auto readable = std::min<std::uint64_t>(out.bytes.size(), disk.size() - offset);
-        disk.read(offset, out.bytes.data(), static_cast<std::uint32_t>(readable));
+      {
+        std::lock_guard lock(mutex_);
+        if (!spare_.empty()) {
+          out.bytes = std::move(spare_.back());
+          spare_.pop_back();
+        }
       }
+      // A recycled buffer keeps its old bytes: fill writes every byte of the run.
+      out.bytes.resize(sizes_[i]);
+      fill_(reader, i, out.bytes.data(), out.bytes.size());
       std::unique_lock lock(mutex_);
       if (on_read_) {
         // In order: whoever read the run before this one has shown it first.
@@ -70,6 +110,12 @@ void DiskReadAhead::read_with(image::GuestReader& disk) {
     ++finished_;
   }
   changed_.notify_all();
+}
+
+void DiskReadAhead::recycle(Run&& run) {
+  std::lock_guard lock(mutex_);
+  // Enough for every run that can be in memory at once; more would only hold memory.
+  if (spare_.size() < depth_ + readers_.size()) spare_.push_back(std::move(run.bytes));
 }
 
 std::optional<DiskReadAhead::Run> DiskReadAhead::next() {

@@ -67,8 +67,10 @@ void SpaceArchiveStream::run(const std::filesystem::path& work_dir,
     auto& hash = writer.hash();
     DiskReadAhead runs(views, layout.data_clusters(), image::kQcow2StreamCluster, kRead, 4,
                        [&hash](const char* bytes, std::size_t size) { hash.update(bytes, size); });
-    while (auto run = runs.next())
+    while (auto run = runs.next()) {
       writer.write_hashed(std::string_view(run->bytes.data(), run->bytes.size()));
+      runs.recycle(std::move(*run));
+    }
     writer.end();
     writer.finish();
   } catch (const Stopped&) {

@@ -84,17 +84,30 @@ bool Qcow2Compressed::l2_entry(std::uint64_t index, std::uint64_t& entry) {
   return true;
 }
 
-bool Qcow2Compressed::cluster(std::uint64_t index, std::vector<char>& into) {
+std::optional<Qcow2Compressed::Stored> Qcow2Compressed::stored(std::uint64_t index) {
   std::uint64_t entry = 0;
-  if (!l2_entry(index, entry) || !(entry & kCompressedBit)) return false;
+  if (!supported_ || !l2_entry(index, entry) || !(entry & kCompressedBit)) return std::nullopt;
   // The compressed descriptor: the host byte offset in the low bits, and above it the count
   // of further 512-byte sectors the compressed stream runs into.
   const unsigned shift = 62 - (cluster_bits_ - 8);
-  const std::uint64_t host = entry & ((1ULL << shift) - 1);
-  const std::uint64_t sectors = ((entry >> shift) & ((1ULL << (cluster_bits_ - 8)) - 1)) + 1;
-  const std::uint64_t size = sectors * 512 - (host & 511);
+  Stored out;
+  out.host = entry & ((1ULL << shift) - 1);
+  out.sectors =
+      static_cast<std::uint32_t>(((entry >> shift) & ((1ULL << (cluster_bits_ - 8)) - 1)) + 1);
+  out.bytes = std::uint64_t{out.sectors} * 512 - (out.host & 511);
+  return out;
+}
+
+void Qcow2Compressed::read_stored(const Stored& where, char* out) {
+  pread_at(fd_, out, where.bytes, where.host);
+}
+
+bool Qcow2Compressed::cluster(std::uint64_t index, std::vector<char>& into) {
+  const auto where = stored(index);
+  if (!where) return false;
+  const auto size = where->bytes;
   compressed_.resize(size);
-  pread_at(fd_, compressed_.data(), size, host);
+  read_stored(*where, compressed_.data());
   into.resize(cluster_size_);
   std::size_t used = 0, made = 0;
   // QEMU takes a stream that fills the cluster exactly (what follows it is padding).

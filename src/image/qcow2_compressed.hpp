@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "image/qcow2.hpp"
@@ -32,6 +33,21 @@ class Qcow2Compressed {
   // be compressed; false (and `out` undefined) when one is not, or does not inflate as QEMU
   // requires. Throws DiskError when the file cannot be read.
   bool read(std::uint64_t offset, char* out, std::uint32_t length);
+
+  // Where guest cluster `index`'s compressed stream lies in the file, as QEMU reads it:
+  // `bytes` from `host` (the stream, then whatever shares its last sector), which is `sectors`
+  // 512-byte sectors counted from the one `host` is in. nullopt when that cluster is not a
+  // compressed one this reader supports. An export copies these bytes as they are into its
+  // own qcow2 instead of inflating them (qcow2_stream.hpp).
+  struct Stored {
+    std::uint64_t host = 0, bytes = 0;
+    std::uint32_t sectors = 0;
+    bool operator==(const Stored&) const = default;
+  };
+  std::optional<Stored> stored(std::uint64_t index);
+  // Its `bytes` as they are in the file (zeros past the file's end, as QEMU reads them).
+  void read_stored(const Stored& where, char* out);
+  std::uint64_t cluster_size() const { return cluster_size_; }
 
  private:
   bool cluster(std::uint64_t index, std::vector<char>& into);  // one guest cluster, inflated

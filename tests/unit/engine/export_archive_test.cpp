@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -225,6 +226,42 @@ TEST(export_archive, ReadersOfOneDiskHandRunsOutInOrder) {
   } catch (const image::DiskError& e) {
     EXPECT_NE(std::string(e.what()).find("no disk at"), std::string::npos);
   }
+}
+
+// A disk of `size` bytes, each 0xab.
+class FullDisk : public image::GuestReader {
+ public:
+  explicit FullDisk(std::uint64_t size) : size_(size) {}
+  std::uint64_t size() const override { return size_; }
+  void read(std::uint64_t, char* out, std::uint32_t length) override {
+    std::memset(out, 0xab, length);
+  }
+
+ private:
+  std::uint64_t size_;
+};
+
+// Runs given back are used again, and a reused buffer's old bytes do not leak into the
+// padding past the disk's end.
+TEST(export_archive, RecycledRunsArePaddedWithZerosPastTheDisksEnd) {
+  const std::uint64_t C = 4096;
+  FullDisk disk(10 * C + 100);
+  std::vector<std::uint64_t> clusters;
+  for (std::uint64_t c = 0; c <= 10; ++c) clusters.push_back(c);
+  DiskReadAhead runs(disk, clusters, C, 4 * C, 1);  // runs of 4, 4 and 3 clusters
+  std::vector<const char*> buffers;
+  std::string last;
+  while (auto run = runs.next()) {
+    buffers.push_back(run->bytes.data());
+    last.assign(run->bytes.begin(), run->bytes.end());
+    runs.recycle(std::move(*run));
+  }
+  ASSERT_EQ(buffers.size(), 3u);
+  ASSERT_EQ(last.size(), 3 * C);
+  EXPECT_EQ(last.substr(0, 2 * C + 100), std::string(2 * C + 100, '\xab'));
+  EXPECT_EQ(last.substr(2 * C + 100), std::string(C - 100, '\0'));
+  // With a depth of one, the third run can only have been read into a buffer given back.
+  EXPECT_TRUE(buffers[2] == buffers[0] || buffers[2] == buffers[1]);
 }
 
 TEST(export_archive, LayoutOfAnEmptyDiskIsAValidImage) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -42,7 +45,7 @@ void writes_exactly_what_it_was_given(const fs::path& dir) {
       out.write(std::string_view(data).substr(at, n));
       at += n;
     }
-    out.finish();
+    out.finish(true);
     EXPECT_EQ(out.written(), size);
     EXPECT_EQ(read_all(file), data) << file;
     struct stat st {};
@@ -76,9 +79,49 @@ TEST(DirectFileWriter, AnExistingFileIsTruncatedAndMadePrivate) {
   fs::permissions(file, fs::perms::all);
   DirectFileWriter out(file.string(), 0600);
   out.write("short");
-  out.finish();
+  out.finish(false);
   EXPECT_EQ(read_all(file), "short");
   EXPECT_EQ(fs::status(file).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  fs::remove_all(dir);
+}
+
+// A write the thread fails (here past the process's file size limit) reaches the caller, at a
+// later write() or at finish(), naming the file.
+TEST(DirectFileWriter, AWriteThatFailsOnTheThreadReachesTheCaller) {
+  const auto dir = scratch("/var/tmp");
+  const auto file = dir / "big";
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 2 << 20;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string error;
+  try {
+    DirectFileWriter out(file.string(), 0600, 1 << 20);
+    const std::string piece(1 << 20, 'x');
+    for (int i = 0; i < 8; ++i) out.write(piece);
+    out.finish(true);
+  } catch (const std::system_error& e) {
+    error = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(error.find(file.string()), std::string::npos) << error;
+  EXPECT_NE(error.find("too large"), std::string::npos) << error;  // EFBIG
+  EXPECT_LE(fs::file_size(file), std::uintmax_t{2} << 20);
+  fs::remove_all(dir);
+}
+
+// A writer dropped before finish() (an export that failed) stops its thread and returns.
+TEST(DirectFileWriter, AWriterDroppedBeforeFinishStopsItsThread) {
+  const auto dir = scratch("/var/tmp");
+  {
+    DirectFileWriter out((dir / "dropped").string(), 0600, 1 << 20, 2);
+    const std::string piece(1 << 20, 'y');
+    for (int i = 0; i < 5; ++i) out.write(piece);
+  }
+  EXPECT_LE(fs::file_size(dir / "dropped"), std::uintmax_t{5} << 20);
   fs::remove_all(dir);
 }
 
