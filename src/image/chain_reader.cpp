@@ -70,7 +70,12 @@ std::vector<ChainImage> chain_images(const std::string& info_json) {
 
 ChainReader::ChainReader(std::vector<MapEntry> map, const std::vector<ChainImage>& chain,
                          GuestReader& fallback)
-    : map_(std::move(map)), fallback_(fallback) {
+    : ChainReader(std::move(map), chain) {
+  fallback_ = &fallback;
+}
+
+ChainReader::ChainReader(std::vector<MapEntry> map, const std::vector<ChainImage>& chain)
+    : map_(std::move(map)), fallback_(nullptr) {
   for (const auto& image : chain) {
     int fd = -1;
     if (image.readable_in_place()) {
@@ -141,11 +146,59 @@ void ChainReader::read(std::uint64_t offset, char* out, std::uint32_t length) {
                compressed_[depth]->read(at, into, static_cast<std::uint32_t>(piece))) {
       inflated_ += piece;
     } else {
-      fallback_.read(at, into, static_cast<std::uint32_t>(piece));
+      if (!fallback_) throw DiskError("a part of the disk only QEMU can read, and no QEMU here");
+      fallback_->read(at, into, static_cast<std::uint32_t>(piece));
       from_fallback_ += piece;
     }
     at += piece;
   }
+}
+
+std::uint64_t ChainReader::size() const {
+  if (fallback_) return fallback_->size();
+  return map_.empty() ? 0 : map_.back().start + map_.back().length;
+}
+
+std::vector<MapEntry>::const_iterator ChainReader::entry_at(std::uint64_t offset) const {
+  auto it = std::upper_bound(map_.begin(), map_.end(), offset,
+                             [](std::uint64_t at, const MapEntry& e) { return at < e.start; });
+  if (it == map_.begin()) return map_.end();
+  --it;
+  return offset < it->start + it->length ? it : map_.end();
+}
+
+std::vector<StoredCluster> ChainReader::stored_clusters(std::uint64_t cluster_size) {
+  std::vector<StoredCluster> out;
+  for (const auto& e : map_) {
+    // qemu-img map gives no host offset for compressed data.
+    if (!e.data || e.zero || e.offset || e.depth < 0) continue;
+    const auto depth = static_cast<std::size_t>(e.depth);
+    if (depth >= compressed_.size() || !compressed_[depth] || !compressed_[depth]->supported() ||
+        compressed_[depth]->cluster_size() != cluster_size)
+      continue;
+    // Whole clusters of this entry only: a cluster the image above covers in part (subclusters)
+    // is read and written plain.
+    for (auto c = (e.start + cluster_size - 1) / cluster_size;
+         (c + 1) * cluster_size <= e.start + e.length; ++c)
+      if (const auto where = compressed_[depth]->stored(c)) out.push_back({c, where->sectors});
+  }
+  return out;
+}
+
+void ChainReader::read_stored(std::uint64_t cluster, std::uint64_t cluster_size,
+                              std::uint32_t sectors, char* out) {
+  const auto it = entry_at(cluster * cluster_size);
+  std::optional<Qcow2Compressed::Stored> where;
+  if (it != map_.end() && it->data && !it->offset && it->depth >= 0 &&
+      static_cast<std::size_t>(it->depth) < compressed_.size() && compressed_[it->depth] &&
+      compressed_[it->depth]->cluster_size() == cluster_size)
+    where = compressed_[it->depth]->stored(cluster);
+  if (!where || where->sectors != sectors)
+    throw DiskError("the disk changed after the export began (cluster " + std::to_string(cluster) +
+                    " is no longer stored compressed as it was)");
+  compressed_[it->depth]->read_stored(*where, out);
+  std::memset(out + where->bytes, 0, sectors * 512ULL - where->bytes);
+  stored_ += where->bytes;
 }
 
 }  // namespace bowline::image

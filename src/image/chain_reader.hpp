@@ -52,25 +52,42 @@ class ChainReader : public GuestReader {
   // Opens every readable-in-place image of `chain` (DiskError when one cannot be opened).
   ChainReader(std::vector<MapEntry> map, const std::vector<ChainImage>& chain,
               GuestReader& fallback);
+  // Without a fallback: what only QEMU could read is a DiskError (enough for
+  // stored_clusters()).
+  ChainReader(std::vector<MapEntry> map, const std::vector<ChainImage>& chain);
   ~ChainReader() override;
   ChainReader(const ChainReader&) = delete;
   ChainReader& operator=(const ChainReader&) = delete;
 
-  std::uint64_t size() const override { return fallback_.size(); }
+  std::uint64_t size() const override;
   void read(std::uint64_t offset, char* out, std::uint32_t length) override;
+
+  // The guest clusters of `cluster_size` bytes that one image of the chain holds compressed
+  // in a form this reader supports and that nothing above it covers, ascending: an export
+  // copies them as they are (qcow2_stream.hpp).
+  std::vector<StoredCluster> stored_clusters(std::uint64_t cluster_size);
+  // Guest cluster `cluster`'s stored bytes, then zeros to the end of its `sectors` sectors
+  // (`out` holds sectors * 512 bytes). DiskError when the chain does not hold it so (any
+  // more).
+  void read_stored(std::uint64_t cluster, std::uint64_t cluster_size, std::uint32_t sectors,
+                   char* out);
 
   // How many bytes were read from the files, inflated here, and read by the fallback (for
   // tests and logs).
   std::uint64_t bytes_in_place() const { return in_place_; }
   std::uint64_t bytes_inflated() const { return inflated_; }
   std::uint64_t bytes_from_fallback() const { return from_fallback_; }
+  std::uint64_t bytes_stored() const { return stored_; }  // copied compressed
 
  private:
   std::vector<MapEntry> map_;  // ascending by start, as qemu-img gives it
   std::vector<int> fds_;       // by depth; -1 where the fallback reads
   std::vector<std::unique_ptr<Qcow2Compressed>> compressed_;  // by depth; null: not a qcow2
-  GuestReader& fallback_;
-  std::uint64_t in_place_ = 0, inflated_ = 0, from_fallback_ = 0;
+  // The entry holding guest byte `offset`, or map_.end().
+  std::vector<MapEntry>::const_iterator entry_at(std::uint64_t offset) const;
+
+  GuestReader* fallback_;  // null: none
+  std::uint64_t in_place_ = 0, inflated_ = 0, from_fallback_ = 0, stored_ = 0;
 };
 
 }  // namespace bowline::image

@@ -14,6 +14,9 @@ constexpr std::uint64_t C = kQcow2StreamCluster;
 constexpr std::uint64_t kL2Entries = C / 8;          // 8-byte entries per L2 table
 constexpr std::uint64_t kRefcountsPerBlock = C / 2;  // 16-bit refcounts (refcount_order 4)
 constexpr std::uint64_t kCopied = 1ULL << 63;        // QCOW_OFLAG_COPIED: refcount is exactly 1
+constexpr std::uint64_t kCompressed = 1ULL << 62;    // QCOW_OFLAG_COMPRESSED
+constexpr unsigned kSectorsShift = 62 - (16 - 8);    // where a descriptor's sector count starts
+constexpr std::uint32_t kMaxSectors = 1u << (16 - 8);
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return (a + b - 1) / b;
@@ -28,7 +31,8 @@ void put64(std::string& out, std::size_t at, std::uint64_t v) {
 
 }  // namespace
 
-Qcow2StreamLayout::Qcow2StreamLayout(std::uint64_t virtual_size, const std::vector<Extent>& data)
+Qcow2StreamLayout::Qcow2StreamLayout(std::uint64_t virtual_size, const std::vector<Extent>& data,
+                                     const std::vector<StoredCluster>& stored)
     : virtual_size_(virtual_size) {
   const std::uint64_t guest_clusters = ceil_div(virtual_size, C);
   for (const auto& e : data) {
@@ -44,6 +48,29 @@ Qcow2StreamLayout::Qcow2StreamLayout(std::uint64_t virtual_size, const std::vect
   for (auto c : clusters_)
     if (l2_tables_.empty() || l2_tables_.back() != c / kL2Entries)
       l2_tables_.push_back(c / kL2Entries);
+  // The data in guest order: a plain cluster at a cluster boundary, a stored one at the next
+  // 512-byte boundary (every piece's size is a whole number of sectors).
+  auto sorted = stored;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const StoredCluster& a, const StoredCluster& b) { return a.cluster < b.cluster; });
+  auto next_stored = sorted.begin();
+  std::uint64_t at = 0;
+  for (auto c : clusters_) {
+    while (next_stored != sorted.end() && next_stored->cluster < c) ++next_stored;
+    Piece piece{c, 0, 0};
+    // A descriptor counts at most 2^(cluster_bits - 8) sectors: 256 for 64 KiB clusters.
+    if (next_stored != sorted.end() && next_stored->cluster == c && next_stored->sectors > 0 &&
+        next_stored->sectors <= kMaxSectors) {
+      piece.sectors = next_stored->sectors;
+      stored_.push_back(*next_stored);
+    } else {
+      at = ceil_div(at, C) * C;
+    }
+    piece.at = at;
+    at += piece.size();
+    pieces_.push_back(piece);
+  }
+  data_clusters_ = ceil_div(at, C);
   l1_entries_ = std::max<std::uint64_t>(1, ceil_div(guest_clusters, kL2Entries));
   l1_clusters_ = ceil_div(l1_entries_ * 8, C);
   // The refcount blocks count every cluster, themselves included: grow until it holds.
@@ -51,7 +78,7 @@ Qcow2StreamLayout::Qcow2StreamLayout(std::uint64_t virtual_size, const std::vect
   refcount_table_clusters_ = 1;
   for (;;) {
     total_clusters_ = 1 + l1_clusters_ + refcount_table_clusters_ + refcount_blocks_ +
-                      l2_tables_.size() + clusters_.size();
+                      l2_tables_.size() + data_clusters_;
     const auto blocks = ceil_div(total_clusters_, kRefcountsPerBlock);
     const auto table = ceil_div(blocks * 8, C);
     if (blocks <= refcount_blocks_ && table <= refcount_table_clusters_) break;
@@ -82,19 +109,30 @@ std::string Qcow2StreamLayout::metadata() const {
 
   for (std::size_t i = 0; i < l2_tables_.size(); ++i)
     put64(out, l1_at * C + l2_tables_[i] * 8, ((l2_at + i) * C) | kCopied);
-  for (std::size_t i = 0; i < clusters_.size(); ++i) {
-    const auto c = clusters_[i];
+  // Every file cluster is referenced once, but one that holds stored pieces: once per piece
+  // that has a byte in it (as QEMU counts compressed clusters).
+  std::vector<std::uint16_t> refcounts(total_clusters_, 1);
+  for (std::uint64_t c = data_at; c < total_clusters_; ++c) refcounts[c] = 0;
+  for (const auto& piece : pieces_) {
+    const auto host = data_at * C + piece.at;
+    std::uint64_t entry = host | kCopied;
+    if (piece.sectors) {
+      entry = host | kCompressed | (std::uint64_t{piece.sectors - 1} << kSectorsShift);
+      for (auto c = host / C; c <= (host + piece.size() - 1) / C; ++c) ++refcounts[c];
+    } else {
+      ++refcounts[host / C];
+    }
+    const auto c = piece.cluster;
     const auto table =
         std::lower_bound(l2_tables_.begin(), l2_tables_.end(), c / kL2Entries) - l2_tables_.begin();
-    put64(out, (l2_at + static_cast<std::uint64_t>(table)) * C + (c % kL2Entries) * 8,
-          ((data_at + i) * C) | kCopied);
+    put64(out, (l2_at + static_cast<std::uint64_t>(table)) * C + (c % kL2Entries) * 8, entry);
   }
   for (std::uint64_t b = 0; b < refcount_blocks_; ++b)
     put64(out, table_at * C + b * 8, (blocks_at + b) * C);
   for (std::uint64_t c = 0; c < total_clusters_; ++c) {
     const auto at = blocks_at * C + c * 2;
-    out[at] = 0;
-    out[at + 1] = 1;
+    out[at] = static_cast<char>(refcounts[c] >> 8);
+    out[at + 1] = static_cast<char>(refcounts[c] & 0xff);
   }
   return out;
 }
