@@ -4,29 +4,6 @@
 
 namespace bowline::engine {
 
-namespace {
-
-// The cluster form's runs: consecutive clusters, at most `max_run` bytes each.
-struct ClusterRuns {
-  std::vector<std::uint64_t> first, sizes;  // first cluster and bytes of each run
-};
-
-ClusterRuns cluster_runs(const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
-                         std::uint64_t max_run) {
-  ClusterRuns out;
-  const auto most = std::max<std::uint64_t>(max_run / std::max<std::uint64_t>(cluster, 1), 1);
-  for (std::size_t i = 0; i < clusters.size();) {
-    std::uint64_t run = 1;
-    while (i + run < clusters.size() && clusters[i + run] == clusters[i] + run && run < most) ++run;
-    out.first.push_back(clusters[i]);
-    out.sizes.push_back(run * cluster);
-    i += run;
-  }
-  return out;
-}
-
-}  // namespace
-
 DiskReadAhead::DiskReadAhead(std::size_t readers, std::vector<std::uint64_t> run_sizes, Fill fill,
                              std::size_t depth, OnRead on_read)
     : sizes_(std::move(run_sizes)),
@@ -36,24 +13,6 @@ DiskReadAhead::DiskReadAhead(std::size_t readers, std::vector<std::uint64_t> run
   for (std::size_t r = 0; r < std::max<std::size_t>(readers, 1); ++r)
     readers_.emplace_back([this, r] { read_with(r); });
 }
-
-DiskReadAhead::DiskReadAhead(const std::vector<image::GuestReader*>& disks,
-                             const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
-                             std::uint64_t max_run, std::size_t depth, OnRead on_read)
-    : DiskReadAhead(
-          disks.size(), cluster_runs(clusters, cluster, max_run).sizes,
-          [disks, cluster, first = cluster_runs(clusters, cluster, max_run).first](
-              std::size_t reader, std::size_t run, char* out, std::size_t size) {
-            auto& disk = *disks[reader];
-            const auto offset = first[run] * cluster;
-            std::uint64_t readable = 0;
-            if (offset < disk.size()) {
-              readable = std::min<std::uint64_t>(size, disk.size() - offset);
-              disk.read(offset, out, static_cast<std::uint32_t>(readable));
-            }
-            std::fill(out + readable, out + size, '\0');
-          },
-          depth, std::move(on_read)) {}
 
 DiskReadAhead::~DiskReadAhead() {
   {

@@ -15,8 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "image/guest_reader.hpp"
-
 namespace bowline::engine {
 
 class DiskReadAhead {
@@ -36,18 +34,6 @@ class DiskReadAhead {
   DiskReadAhead(std::size_t readers, std::vector<std::uint64_t> run_sizes, Fill fill,
                 std::size_t depth = 4, OnRead on_read = {});
 
-  // Runs of consecutive clusters of a disk: `clusters` are the data clusters' numbers,
-  // ascending, `cluster` bytes each; runs of at most `max_run` bytes, the last cluster
-  // zero-padded past the disk's end. One reader thread per disk in `disks` (views of the
-  // same disk, each used by its thread only).
-  DiskReadAhead(const std::vector<image::GuestReader*>& disks,
-                const std::vector<std::uint64_t>& clusters, std::uint64_t cluster,
-                std::uint64_t max_run, std::size_t depth = 4, OnRead on_read = {});
-  DiskReadAhead(image::GuestReader& disk, const std::vector<std::uint64_t>& clusters,
-                std::uint64_t cluster, std::uint64_t max_run, std::size_t depth = 4,
-                OnRead on_read = {})
-      : DiskReadAhead(std::vector<image::GuestReader*>{&disk}, clusters, cluster, max_run, depth,
-                      std::move(on_read)) {}
   ~DiskReadAhead();  // stops the readers (a caller that stops early) and waits for them
   DiskReadAhead(const DiskReadAhead&) = delete;
   DiskReadAhead& operator=(const DiskReadAhead&) = delete;

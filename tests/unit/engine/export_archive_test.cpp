@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -29,6 +30,37 @@ namespace fs = std::filesystem;
 using archive::ArchiveError;
 using archive::ArchiveReader;
 using archive::ArchiveWriter;
+
+// A read-ahead of a disk's clusters as the export once used it: runs of consecutive clusters
+// of at most `max_run` bytes, one reader thread per view in `disks`, the last cluster
+// zero-padded past the disk's end.
+std::unique_ptr<DiskReadAhead> read_ahead(const std::vector<image::GuestReader*>& disks,
+                                          const std::vector<std::uint64_t>& clusters,
+                                          std::uint64_t cluster, std::uint64_t max_run,
+                                          std::size_t depth, DiskReadAhead::OnRead on_read = {}) {
+  std::vector<std::uint64_t> first, sizes;
+  const auto most = std::max<std::uint64_t>(max_run / cluster, 1);
+  for (std::size_t i = 0; i < clusters.size();) {
+    std::uint64_t run = 1;
+    while (i + run < clusters.size() && clusters[i + run] == clusters[i] + run && run < most) ++run;
+    first.push_back(clusters[i]);
+    sizes.push_back(run * cluster);
+    i += run;
+  }
+  return std::make_unique<DiskReadAhead>(
+      disks.size(), sizes,
+      [disks, cluster, first](std::size_t reader, std::size_t run, char* out, std::size_t size) {
+        auto& disk = *disks[reader];
+        const auto offset = first[run] * cluster;
+        std::uint64_t readable = 0;
+        if (offset < disk.size()) {
+          readable = std::min<std::uint64_t>(size, disk.size() - offset);
+          disk.read(offset, out, static_cast<std::uint32_t>(readable));
+        }
+        std::fill(out + readable, out + size, '\0');
+      },
+      depth, std::move(on_read));
+}
 
 std::string sample_archive(const std::string& disk) {
   std::string out;
@@ -239,7 +271,8 @@ TEST(export_archive, ReadAheadGivesRunsInOrderAndStopsWhenAbandoned) {
   const std::vector<std::uint64_t> clusters{0, 1, 2, 3, 8, 9};
   {
     image::NbdImage nbd(disk, dir / "nbd");
-    DiskReadAhead runs(nbd, clusters, C, 2 * C, 1);
+    auto runs_of = read_ahead({&nbd}, clusters, C, 2 * C, 1);
+    auto& runs = *runs_of;
     std::vector<std::pair<std::size_t, char>> seen;
     while (auto run = runs.next()) seen.emplace_back(run->bytes.size(), run->bytes.front());
     EXPECT_EQ(seen,
@@ -247,7 +280,8 @@ TEST(export_archive, ReadAheadGivesRunsInOrderAndStopsWhenAbandoned) {
   }
   {
     image::NbdImage nbd(disk, dir / "nbd2");
-    DiskReadAhead runs(nbd, clusters, C, C, 1);
+    auto runs_of = read_ahead({&nbd}, clusters, C, C, 1);
+    auto& runs = *runs_of;
     ASSERT_TRUE(runs.next());
     // Destroyed here with its reader waiting for room: it must end, not hang.
   }
@@ -284,10 +318,11 @@ TEST(export_archive, ReadersOfOneDiskHandRunsOutInOrder) {
   for (int round = 0; round < 5; ++round) {
     SlowDisk a(C, 1 + round), b(C, 7 + round), c(C, 13 + round);
     std::vector<char> hashed;
-    DiskReadAhead runs({&a, &b, &c}, clusters, C, 3 * C, 2,
-                       [&](const char* bytes, std::size_t size) {
-                         for (std::size_t i = 0; i < size; i += C) hashed.push_back(bytes[i]);
-                       });
+    auto runs_of =
+        read_ahead({&a, &b, &c}, clusters, C, 3 * C, 2, [&](const char* bytes, std::size_t size) {
+          for (std::size_t i = 0; i < size; i += C) hashed.push_back(bytes[i]);
+        });
+    auto& runs = *runs_of;
     std::vector<char> seen;
     while (auto run = runs.next())
       for (std::size_t i = 0; i < run->bytes.size(); i += C) seen.push_back(run->bytes[i]);
@@ -297,7 +332,8 @@ TEST(export_archive, ReadersOfOneDiskHandRunsOutInOrder) {
     EXPECT_EQ(hashed, expected) << "round " << round;
   }
   SlowDisk a(C, 3, 20 * C), b(C, 5, 20 * C);  // whichever reader gets that run
-  DiskReadAhead failing({&a, &b}, clusters, C, C, 2);
+  auto failing_of = read_ahead({&a, &b}, clusters, C, C, 2);
+  auto& failing = *failing_of;
   try {
     while (failing.next()) {
     }
@@ -331,7 +367,8 @@ TEST(export_archive, RecycledRunsArePaddedWithZerosPastTheDisksEnd) {
   for (std::uint64_t c = 0; c <= 10; ++c) clusters.push_back(c);
   bool reused = false;
   for (int round = 0; round < 50 && !reused; ++round) {
-    DiskReadAhead runs(disk, clusters, C, C, 1);  // 11 runs of one cluster
+    auto runs_of = read_ahead({&disk}, clusters, C, C, 1);  // 11 runs of one cluster
+    auto& runs = *runs_of;
     std::vector<const char*> buffers;
     std::string last;
     while (auto run = runs.next()) {
