@@ -76,6 +76,7 @@ cleanup() {
     $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1
   done
   net_cleanup
+  [ -z "$work" ] || net_guard_drop "$work/data" # the guest guard's nftables table
   [ -n "$images" ] && rm -rf "$images"
   [ -n "$work" ] && rm -rf "$work"
 }

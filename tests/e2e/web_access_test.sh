@@ -51,6 +51,7 @@ cleanup() {
     $VIRSH -q undefine "$d" --nvram >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1
   done
   net_cleanup
+  [ -z "$work" ] || net_guard_drop "$work/data" # the guest guard's nftables table
   [ -n "$work" ] && rm -rf "$work"
 }
 trap cleanup EXIT

@@ -87,10 +87,17 @@ async function main() {
 
   await step("/metrics parsed by prometheus_client: one series per running space", async () => {
     const text = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bwstats-")), "metrics.txt");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bwstats-"));
+    const file = path.join(dir, "metrics.txt");
     fs.writeFileSync(file, text);
-    const families = Object.fromEntries(JSON.parse(execFileSync("/usr/bin/python3",
-      [path.join(ROOT, "tests/unit/api/parse_metrics.py"), file], { encoding: "utf8" })).map((f) => [f.name, f]));
+    let parsed;
+    try {
+      parsed = execFileSync("/usr/bin/python3", [path.join(ROOT, "tests/unit/api/parse_metrics.py"), file],
+        { encoding: "utf8" });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const families = Object.fromEntries(JSON.parse(parsed).map((f) => [f.name, f]));
     for (const [name, type] of [["bowline_space_cpu_seconds", "counter"], ["bowline_space_memory_used_bytes", "gauge"],
       ["bowline_space_disk_read_bytes", "counter"], ["bowline_space_network_receive_bytes", "counter"]]) {
       const family = families[name];
