@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +13,7 @@
 #include <stdexcept>
 
 #include "util/files.hpp"
+#include "util/strings.hpp"
 
 namespace bowline::engine {
 
@@ -24,11 +24,6 @@ constexpr const char* kBootScript = "guest-guard.nft";
 
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
-}
-
-std::string lower(std::string text) {
-  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
 }
 
 bool learns(const GuardedNic& nic) {
@@ -135,7 +130,7 @@ std::map<std::string, std::vector<spec::Ipv4Address>> GuestGuard::learnt_from(
   for (const auto& lease : leases) {
     if (lease.ipv6 || (lease.expiry != 0 && lease.expiry <= now)) continue;
     if (const auto a = spec::Ipv4Address::parse(lease.address))
-      held[lease.network][lower(lease.mac)].insert(*a);
+      held[lease.network][util::to_lower(lease.mac)].insert(*a);
   }
   std::map<std::string, std::vector<spec::Ipv4Address>> out;
   for (const auto& [domain, nics] : domains_)

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 #include "api/http_server.hpp"
 #include "engine/placement.hpp"
@@ -368,17 +370,28 @@ void set_libvirt_uri(ServerSettings& s, const Raw& r, const fs::path&) {
     throw SettingsError("server.libvirt_uri (" + r.where() + "): the URI is empty");
 }
 
+// A setting that names one of a few words (case and spaces aside): its value for the word,
+// or a SettingsError that lists the words.
+template <class T>
+T one_of(const Raw& r, const char* key, std::initializer_list<std::pair<const char*, T>> words) {
+  const auto value = util::to_lower(util::trim(r.text(key)));
+  std::string listed;
+  std::size_t i = 0;
+  for (const auto& [word, result] : words) {
+    if (value == word) return result;
+    listed += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + std::string(word);
+    ++i;
+  }
+  throw SettingsError(std::string(key) + " (" + r.where() + "): \"" + value + "\" is none of " +
+                      listed);
+}
+
 void set_domain_type(ServerSettings& s, const Raw& r, const fs::path&) {
-  const auto type = util::to_lower(util::trim(r.text("server.domain_type")));
-  if (type == "auto")
-    s.domain_type = engine::DomainTypeSetting::Auto;
-  else if (type == "kvm")
-    s.domain_type = engine::DomainTypeSetting::Kvm;
-  else if (type == "qemu")
-    s.domain_type = engine::DomainTypeSetting::Qemu;
-  else
-    throw SettingsError("server.domain_type (" + r.where() + "): \"" + type +
-                        "\" is none of auto, kvm and qemu");
+  using engine::DomainTypeSetting;
+  s.domain_type = one_of<DomainTypeSetting>(r, "server.domain_type",
+                                            {{"auto", DomainTypeSetting::Auto},
+                                             {"kvm", DomainTypeSetting::Kvm},
+                                             {"qemu", DomainTypeSetting::Qemu}});
 }
 
 void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
@@ -484,16 +497,10 @@ void set_secure_cookies(ServerSettings& s, const Raw& r, const fs::path&) {
 }
 
 void set_guest_filter(ServerSettings& s, const Raw& r, const fs::path&) {
-  const auto value = util::to_lower(util::trim(r.text("server.kvm.guest_filter")));
-  if (value == "auto")
-    s.guest_filter = GuestFilter::Auto;
-  else if (value == "guard")
-    s.guest_filter = GuestFilter::Guard;
-  else if (value == "nwfilter")
-    s.guest_filter = GuestFilter::Nwfilter;
-  else
-    throw SettingsError("server.kvm.guest_filter (" + r.where() + "): \"" + value +
-                        "\" is none of auto, guard and nwfilter");
+  s.guest_filter = one_of<GuestFilter>(r, "server.kvm.guest_filter",
+                                       {{"auto", GuestFilter::Auto},
+                                        {"guard", GuestFilter::Guard},
+                                        {"nwfilter", GuestFilter::Nwfilter}});
 }
 
 void set_trim_guest_cache(ServerSettings& s, const Raw& r, const fs::path&) {
@@ -505,16 +512,9 @@ void set_trim_guest_cache(ServerSettings& s, const Raw& r, const fs::path&) {
 }
 
 void set_tls_mode(ServerSettings& s, const Raw& r, const fs::path&) {
-  const auto value = util::to_lower(util::trim(r.text("server.tls.mode")));
-  if (value == "auto")
-    s.tls_mode = TlsMode::Auto;
-  else if (value == "self-signed")
-    s.tls_mode = TlsMode::SelfSigned;
-  else if (value == "off")
-    s.tls_mode = TlsMode::Off;
-  else
-    throw SettingsError("server.tls.mode (" + r.where() + "): \"" + value +
-                        "\" is none of auto, self-signed and off");
+  s.tls_mode = one_of<TlsMode>(
+      r, "server.tls.mode",
+      {{"auto", TlsMode::Auto}, {"self-signed", TlsMode::SelfSigned}, {"off", TlsMode::Off}});
 }
 
 // A certificate needs its key and the other way round; a mode that makes or refuses one

@@ -7,18 +7,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "../common/addresses.hpp"
 #include "../common/scratch_files.hpp"
 #include "util/process.hpp"
 
 namespace bowline::engine {
 namespace {
 
+using test_support::ip;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-spec::Ipv4Address ip(const char* text) {
-  return *spec::Ipv4Address::parse(text);
-}
 
 const GuardedNic kBridged{"bwabc0123456700", "52:54:00:12:34:56", ip("198.51.100.20"), ""};
 const GuardedNic kNat{"bwabc89abcdef00", "52:54:00:ab:cd:ef", std::nullopt, "default"};

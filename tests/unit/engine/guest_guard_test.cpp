@@ -10,17 +10,16 @@
 #include <fstream>
 #include <thread>
 
+#include "../common/addresses.hpp"
 #include "../common/scratch_files.hpp"
 
 namespace bowline::engine {
 namespace {
 
+using test_support::ip;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-spec::Ipv4Address ip(const char* text) {
-  return *spec::Ipv4Address::parse(text);
-}
 
 class ScriptedNft final : public util::ProcessRunner {
  public:

@@ -3,10 +3,13 @@
 
 #include <string>
 
+#include "../common/addresses.hpp"
 #include "spec_test_support.hpp"
 
 namespace bowline::spec {
 namespace {
+
+using test_support::ip;
 
 using test::ErrorCount;
 using test::HasError;
@@ -16,10 +19,6 @@ using test::Valid;
 // `network:` is line 2; its keys start on line 3, values at column 3 + key length + 2.
 LoadResult net(const std::string& body) {
   return load("image: debian-12\nnetwork:\n" + body);
-}
-
-Ipv4Address ip(const char* text) {
-  return *Ipv4Address::parse(text);
 }
 
 TEST(Network, FullBridgedBlock) {
