@@ -384,18 +384,18 @@ void add_console(Node devices, const plan::Plan& p) {
       .attr("name", "org.qemu.guest_agent.0");
 }
 
-// VNC on the loopback with a tablet and a VGA card, or no video card at all.
+// VNC with a tablet and a VGA card, or no video card at all. QEMU's VNC server listens on a
+// UNIX socket that libvirt makes in the domain's private directory, never on a TCP port: the
+// server opens the display through libvirt (virDomainOpenGraphicsFD), so no local account can
+// reach it by port (`virsh domdisplay` still names the socket for root).
 void add_display(Node devices, const plan::Plan& p) {
   if (p.display) {
     if (p.vnc_password.empty()) fail("the display is on but the plan has no VNC password");
     // An absolute pointer: the VNC cursor and the guest's stay together.
     devices.add("input").attr("type", "tablet").attr("bus", "usb");
     auto vnc = devices.add("graphics");
-    vnc.attr("type", "vnc")
-        .attr("autoport", "yes")
-        .attr("listen", "127.0.0.1")
-        .attr("passwd", text("VNC password", p.vnc_password));
-    vnc.add("listen").attr("type", "address").attr("address", "127.0.0.1");
+    vnc.attr("type", "vnc").attr("passwd", text("VNC password", p.vnc_password));
+    vnc.add("listen").attr("type", "socket");
     devices.add("video").add("model").attr("type", "vga");
   } else {
     // No display, no video card: the serial console is the console (SeaBIOS and OVMF both

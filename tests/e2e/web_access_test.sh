@@ -163,10 +163,18 @@ check_eq "bowline space vnc without the permission: exit code" 4 "$?"
 
 # --- the display ---------------------------------------------------------------------------------
 ws vnc "$BOWLINE_SERVER" "$alice" "$space" && pass "display checks" || fail "display checks"
-# No TCP port of ours: the domain's VNC listens on 127.0.0.1 only (the fallback), nothing else.
+# security: VNC is never on TCP. The domain's VNC server is a UNIX socket libvirt made, and the
+# space's QEMU listens on no TCP port at all (the display above went through libvirt).
 listen=$($VIRSH domdisplay "$prefix-a1" 2>/dev/null)
-case $listen in vnc://127.0.0.1:* | vnc://localhost:*) pass "the domain's own VNC is loopback-only ($listen)" ;;
-  *) fail "the domain's VNC listens on '$listen'" ;; esac
+case $listen in vnc+unix:///*) pass "security: the domain's own VNC is a UNIX socket ($listen)" ;;
+  *) fail "security: the domain's VNC listens on '$listen'" ;; esac
+qemu_pid=$(pgrep -f -- "-name guest=$prefix-a1," | head -n 1)
+[ -n "$qemu_pid" ] || fail "the QEMU process of $prefix-a1"
+check_eq "security: the space's QEMU (pid $qemu_pid) listens on no TCP port" "" \
+  "$(ss -Htlnp | grep -E "pid=$qemu_pid,")"
+case $(ss -Hxlp | grep -E "pid=$qemu_pid,") in
+  *vnc.sock*) pass "security: ... and listens on its VNC UNIX socket" ;;
+  *) fail "security: the space's QEMU has no VNC UNIX socket" ;; esac
 
 # --- the console -----------------------------------------------------------------------------------
 ws console "$BOWLINE_SERVER" "$alice" "$space" "$tag" && pass "console checks" || fail "console checks"

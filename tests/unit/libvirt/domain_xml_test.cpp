@@ -329,10 +329,12 @@ TEST(DomainXml, UefiContents) {
   EXPECT_EQ(count(doc, "//memballoon[@freePageReporting]"), 0u);
 
   EXPECT_EQ(at(doc, "//graphics/@type"), "vnc");
-  EXPECT_EQ(at(doc, "//graphics/@listen"), "127.0.0.1");
-  EXPECT_EQ(at(doc, "//graphics/@autoport"), "yes");
   EXPECT_EQ(at(doc, "//graphics/@passwd"), "abcdefgh");
-  EXPECT_EQ(at(doc, "//graphics/listen[@type='address']/@address"), "127.0.0.1");
+  // VNC on a UNIX socket only: no TCP listen address, no port.
+  EXPECT_EQ(count(doc, "//graphics/listen"), 1u);
+  EXPECT_EQ(at(doc, "//graphics/listen/@type"), "socket");
+  EXPECT_EQ(count(doc, "//graphics[@listen or @port or @autoport]"), 0u);
+  EXPECT_EQ(count(doc, "//graphics/listen[@address or @network]"), 0u);
   EXPECT_EQ(at(doc, "//video/model/@type"), "vga");
   EXPECT_EQ(at(doc, "//input/@type"), "tablet");
 
