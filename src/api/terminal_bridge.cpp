@@ -4,25 +4,30 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 namespace bowline::api {
 
 namespace {
 
-// The shell is used by the pump thread alone, but for interrupt(), which the mutex keeps from
-// racing its close.
+// The shell is used by the pump thread alone, but for interrupt() and abort(), which are safe
+// from any thread. The pump holds the session: stop() never waits for it (a guest that stopped
+// reading must not keep the thread that closes the socket), it cuts the SSH connection and the
+// pump ends on its own.
 class TerminalSession : public std::enable_shared_from_this<TerminalSession> {
  public:
   TerminalSession(std::unique_ptr<util::TerminalStream> shell, TerminalLimits limits)
       : shell_(std::move(shell)), limits_(limits) {}
-  ~TerminalSession() { stop(); }
+  ~TerminalSession() {
+    if (shell_) shell_->close();
+  }
 
   void start(std::shared_ptr<SocketPeer> peer) {
     std::lock_guard lock(mutex_);
     if (stopped_) return;
     peer_ = std::move(peer);
-    thread_ = std::thread([self = shared_from_this()] { self->pump(); });
+    std::thread([self = shared_from_this()] { self->pump(); }).detach();
   }
 
   // A frame from the client (an I/O thread: never blocks).
@@ -43,27 +48,22 @@ class TerminalSession : public std::enable_shared_from_this<TerminalSession> {
       } else {
         resize_ = std::make_pair(frame.cols, frame.rows);
       }
-      if (shell_ && !drop) shell_->interrupt();
     }
-    if (drop) drop->close();
+    if (drop)
+      drop->close();
+    else
+      shell_->interrupt();
   }
 
+  // Any thread; returns at once.
   void stop() {
-    std::thread thread;
     {
       std::lock_guard lock(mutex_);
+      if (stopped_) return;
       stopped_ = true;
-      if (shell_) shell_->interrupt();
-      thread = std::move(thread_);
     }
     wake_.notify_all();
-    if (thread.joinable() && thread.get_id() != std::this_thread::get_id())
-      thread.join();
-    else if (thread.joinable())
-      thread.detach();
-    std::lock_guard lock(mutex_);
-    if (shell_) shell_->close();
-    shell_.reset();
+    shell_->abort();
   }
 
  private:
@@ -72,7 +72,7 @@ class TerminalSession : public std::enable_shared_from_this<TerminalSession> {
       while (step()) {
       }
     } catch (const std::exception&) {
-      // The shell failed (the guest went away): the client sees the socket close.
+      // The shell failed (the guest went away, or stop() cut it): the client sees the close.
     }
     std::shared_ptr<SocketPeer> peer;
     {
@@ -82,10 +82,9 @@ class TerminalSession : public std::enable_shared_from_this<TerminalSession> {
     if (peer) peer->close();
   }
 
-  // One round: what was typed and resized goes to the shell, then what the shell printed to
-  // the client. false when the session is over.
+  // One round: what was typed and resized goes to the shell, as far as it takes it now, then
+  // what the shell printed to the client. false when the session is over.
   bool step() {
-    std::deque<std::string> typed;
     std::optional<std::pair<unsigned, unsigned>> size;
     std::shared_ptr<SocketPeer> peer;
     {
@@ -96,28 +95,43 @@ class TerminalSession : public std::enable_shared_from_this<TerminalSession> {
         wake_.wait_for(lock, std::chrono::milliseconds(20));
         return !stopped_ && !peer->closed();
       }
-      typed.swap(input_);
-      queued_ = 0;
+      for (auto& typed : input_) unwritten_ += typed;
+      input_.clear();
       size = std::exchange(resize_, std::nullopt);
     }
     if (peer->closed()) return false;
     if (size) shell_->resize(size->first, size->second);
-    for (const auto& t : typed) shell_->write(t);
+    write_typed();
     auto out = shell_->read(std::chrono::milliseconds(250));
     if (!out.empty()) return peer->send(std::move(out));
     return !shell_->eof();
   }
 
-  std::unique_ptr<util::TerminalStream> shell_;
+  // What the shell takes without waiting; the rest waits for the guest's window (a guest that
+  // stopped reading leaves it queued, counted against the input limit).
+  void write_typed() {
+    std::size_t written = 0;
+    while (written < unwritten_.size()) {
+      const auto n = shell_->write_now(std::string_view(unwritten_).substr(written));
+      if (n == 0) break;
+      written += n;
+    }
+    if (written == 0) return;
+    unwritten_.erase(0, written);
+    std::lock_guard lock(mutex_);
+    queued_ -= written;
+  }
+
+  const std::unique_ptr<util::TerminalStream> shell_;
   const TerminalLimits limits_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::shared_ptr<SocketPeer> peer_;
   std::deque<std::string> input_;
-  std::size_t queued_ = 0;
+  std::string unwritten_;   // the pump's: taken from input_, not yet taken by the shell
+  std::size_t queued_ = 0;  // typed and not yet taken by the shell (input_ and unwritten_)
   std::optional<std::pair<unsigned, unsigned>> resize_;
   bool stopped_ = false;
-  std::thread thread_;
 };
 
 }  // namespace
@@ -157,7 +171,7 @@ Response terminal_upgrade(std::unique_ptr<util::TerminalStream> shell, TerminalL
       session = std::move(hold->session);
       if (hold->watch) unwatch(*hold->watch);
     }
-    if (session) session->stop();  // joins the pump, outside the lock
+    if (session) session->stop();  // returns at once: the pump ends by itself
   };
   Response response;
   response.upgrade = std::move(upgrade);

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <libssh/libssh.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -90,14 +92,28 @@ class Shell final : public util::TerminalStream {
     return {};
   }
 
+  // Blocking: only for callers that may wait. The browser terminal's pump uses write_now.
   void write(std::string_view data) override {
-    if (!channel_ || ssh_channel_is_closed(channel_)) throw ShellError("the shell has ended");
     while (!data.empty()) {
-      const int n =
-          ssh_channel_write(channel_, data.data(), static_cast<std::uint32_t>(data.size()));
-      if (n == SSH_ERROR) throw ShellError(error("writing to the guest"));
-      data.remove_prefix(static_cast<std::size_t>(n));
+      const auto n = write_now(data);
+      data.remove_prefix(n);
+      if (n == 0 && !wait_for_guest(std::chrono::milliseconds(250)))
+        throw ShellError("writing to the guest: the connection was cut");
     }
+  }
+
+  // At most what the channel's window takes now: a guest that stopped reading leaves it at
+  // zero, and libssh would wait for it to grow (without end, on a blocking session).
+  std::size_t write_now(std::string_view data) override {
+    if (!channel_ || ssh_channel_is_closed(channel_)) throw ShellError("the shell has ended");
+    if (ssh_channel_poll(channel_, 0) == SSH_ERROR)  // takes in the guest's window adjusts
+      throw ShellError(error("writing to the guest"));
+    const auto window = static_cast<std::size_t>(ssh_channel_window_size(channel_));
+    const auto size = std::min({data.size(), window, kMostPerWrite});
+    if (size == 0) return 0;
+    const int n = ssh_channel_write(channel_, data.data(), static_cast<std::uint32_t>(size));
+    if (n == SSH_ERROR) throw ShellError(error("writing to the guest"));
+    return static_cast<std::size_t>(n);
   }
 
   bool eof() const override { return eof_; }
@@ -110,8 +126,14 @@ class Shell final : public util::TerminalStream {
   }
 
   void interrupt() override {
-    const char byte = 1;
-    [[maybe_unused]] const auto ignored = ::write(wake_[1], &byte, 1);
+    std::lock_guard lock(fd_mutex_);
+    wake_locked();
+  }
+
+  void abort() override {
+    std::lock_guard lock(fd_mutex_);
+    if (socket_ >= 0) ::shutdown(socket_, SHUT_RDWR);
+    wake_locked();
   }
 
  private:
@@ -123,6 +145,10 @@ class Shell final : public util::TerminalStream {
   void connect(const ShellOptions& options) {
     // Ours from here: ssh_free() closes it.
     ssh_options_set(session_, SSH_OPTIONS_FD, &fd_);
+    {
+      std::lock_guard lock(fd_mutex_);
+      socket_ = fd_;
+    }
     fd_ = -1;
     int no = 0;
     ssh_options_set(session_, SSH_OPTIONS_PROCESS_CONFIG, &no);  // no ~/.ssh/config of the server's
@@ -173,9 +199,36 @@ class Shell final : public util::TerminalStream {
                                      static_cast<int>(options.rows)) != SSH_OK)
       throw ShellError(error("asking for a terminal"));
     if (ssh_channel_request_shell(channel_) != SSH_OK) throw ShellError(error("starting a shell"));
+    // From here nothing waits inside libssh: not the window, not a full socket (its bytes
+    // stay in libssh's buffer, which the guest's window bounds, and go with the next call).
+    ssh_set_blocking(session_, 0);
+  }
+
+  void wake_locked() {
+    const char byte = 1;
+    if (wake_[1] >= 0) {
+      [[maybe_unused]] const auto ignored = ::write(wake_[1], &byte, 1);
+    }
+  }
+
+  // Until the guest sends something (a window adjust, output) or interrupt(); false once the
+  // connection is cut.
+  bool wait_for_guest(std::chrono::milliseconds timeout) {
+    pollfd fds[2] = {{ssh_get_fd(session_), POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    ::poll(fds, 2, static_cast<int>(timeout.count()));
+    if (fds[1].revents & POLLIN) {
+      char drain[64];
+      while (::read(wake_[0], drain, sizeof drain) > 0) {
+      }
+    }
+    return !(fds[0].revents & (POLLHUP | POLLERR | POLLNVAL));
   }
 
   void release() {
+    {
+      std::lock_guard lock(fd_mutex_);
+      socket_ = -1;  // ssh_free closes it: abort() must not touch the number after that
+    }
     if (channel_) {
       ssh_channel_close(channel_);
       ssh_channel_free(channel_);
@@ -188,6 +241,7 @@ class Shell final : public util::TerminalStream {
     }
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    std::lock_guard lock(fd_mutex_);
     for (int& end : wake_) {
       if (end >= 0) ::close(end);
       end = -1;
@@ -195,7 +249,12 @@ class Shell final : public util::TerminalStream {
     eof_ = true;
   }
 
+  // One SSH packet's worth: the window is usually larger, and a short write just goes on.
+  static constexpr std::size_t kMostPerWrite = 32 * 1024;
+
   int fd_;
+  std::mutex fd_mutex_;  // socket_ and wake_ against abort() and interrupt() from elsewhere
+  int socket_ = -1;      // the session's, for abort()
   int wake_[2] = {-1, -1};
   ssh_session session_ = nullptr;
   ssh_channel channel_ = nullptr;

@@ -39,13 +39,16 @@ class ByteStream {
 };
 
 // A terminal session (a shell over SSH): a byte stream with a size. Used by one thread, but
-// for interrupt().
+// for interrupt() and abort().
 class TerminalStream : public ByteStream {
  public:
   // The window's new size in character cells; the guest's programs see SIGWINCH.
   virtual void resize(unsigned cols, unsigned rows) = 0;
   // Ends a read() that is waiting now, at once, from any thread (new input to send).
   virtual void interrupt() = 0;
+  // From any thread: cuts the connection under the stream, so that whatever its thread does
+  // with it now or next returns at once (a guest that stopped reading cannot keep it).
+  virtual void abort() { interrupt(); }
 };
 
 }  // namespace bowline::util

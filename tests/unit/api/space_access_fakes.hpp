@@ -130,6 +130,10 @@ class EchoTerminal final : public util::TerminalStream {
     return got;
   }
   void write(std::string_view data) override { say("echo:" + std::string(data)); }
+  std::size_t write_now(std::string_view data) override {
+    write(data);
+    return data.size();
+  }
   bool eof() const override {
     std::lock_guard lock(mutex_);
     return closed_ && out_.empty();
