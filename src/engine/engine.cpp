@@ -28,7 +28,7 @@ Engine::Engine(store::Store& store, EventBus& events, EngineSettings settings)
       settings_(std::move(settings)),
       timer_(settings_.timer ? *settings_.timer : util::steady_timer()),
       stats_(std::make_unique<StatsSampler>(store, nodes_, settings_.stats, timer_)),
-      executor_(settings_.workers) {}
+      executor_(settings_.workers, settings_.max_workers) {}
 
 Engine::~Engine() {
   stats_->stop();  // its rounds ask the nodes

@@ -41,7 +41,10 @@ namespace bowline::engine {
 struct EngineSettings {
   // How often the store is compared with libvirt after the start-up pass (0: only at start).
   std::chrono::seconds reconcile_interval{60};
+  // Workers for operations: `workers` always, more while every one is busy (a space whose
+  // operation is stuck holds one, never the others' turn), up to `max_workers`.
   unsigned workers = 4;
+  unsigned max_workers = 64;
   // Host ports that publish external NAT spaces' guest ports (server.external_ports).
   std::uint16_t external_port_first = 20000;
   std::uint16_t external_port_last = 29999;

@@ -1,9 +1,13 @@
 #include "engine/executor.hpp"
 
+#include <algorithm>
+
 namespace bowline::engine {
 
-Executor::Executor(unsigned threads) {
-  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+Executor::Executor(unsigned threads, unsigned max_threads)
+    : max_threads_(std::max(threads, max_threads)) {
+  std::lock_guard lock(mutex_);
+  for (unsigned i = 0; i < threads; ++i) spawn_locked();
 }
 
 Executor::~Executor() {
@@ -12,7 +16,17 @@ Executor::~Executor() {
     stopping_ = true;
   }
   wake_.notify_all();
+  // No worker is started once stopping_ is set, so the list no longer changes.
   for (auto& t : threads_) t.join();
+}
+
+void Executor::spawn_locked() {
+  threads_.emplace_back([this] { work(); });
+}
+
+unsigned Executor::workers() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<unsigned>(threads_.size());
 }
 
 void Executor::submit(std::string key, std::function<void()> task) {
@@ -25,7 +39,13 @@ void Executor::submit(std::string key, std::function<void()> task) {
     bool running_or_ready = tasks.size() > 1;
     if (!running_or_ready)
       for (const auto& k : ready_) running_or_ready = running_or_ready || k == key;
-    if (!running_or_ready) ready_.push_back(std::move(key));
+    if (!running_or_ready) {
+      ready_.push_back(std::move(key));
+      // Every worker busy (with other keys, perhaps stuck): this key gets a worker of its own
+      // rather than waiting for theirs to end.
+      if (!stopping_ && busy_ + ready_.size() > threads_.size() && threads_.size() < max_threads_)
+        spawn_locked();
+    }
   }
   wake_.notify_one();
 }
