@@ -5,6 +5,7 @@
 #include "api/auth.hpp"
 #include "api/console_hub.hpp"
 #include "api/json.hpp"
+#include "api/origin.hpp"
 #include "store/errors.hpp"
 #include "util/upstream_error.hpp"
 
@@ -25,8 +26,10 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       options_(std::move(options)),
       owners_(store, events),
       sessions_(store, options_.sessions),
-      socket_slots_(options_.max_sockets_per_user, "WebSockets into spaces"),
-      stream_slots_(options_.max_streams_per_user, "event streams") {
+      socket_slots_(options_.max_sockets_per_user, "WebSockets into spaces open"),
+      stream_slots_(options_.max_streams_per_user, "event streams open"),
+      slow_slots_(options_.max_slow_requests_per_user, "requests waiting on a space",
+                  "wait for one to be answered") {
   if (!options_.access) options_.access = &engine_;
   if (!options_.log)
     options_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
@@ -103,51 +106,93 @@ int status_of(engine::EngineError::Kind kind) {
 
 Response Api::handle(Request& request) {
   ++requests_;
-  try {
-    if (!under_api(request.path)) return error_response(404, "no such path: " + request.path);
-    const auto match = router_.match(request);
-    if (match.route && match.route->access == Access::Public)
-      return match.route->handler(Caller{}, request);
-    // An API token when the request carries one (the CLI), else the browser's session.
-    std::string csrf;
-    auto found = caller_of(request, &csrf);
-    if (!found) {
-      if (!request.header("authorization").empty())
-        return error_response(401, "the token is not valid (unknown, expired or revoked)");
-      return error_response(401, request.header("cookie").find(kSessionCookie) != std::string::npos
-                                     ? "the session has ended: log in again"
-                                     : "this needs a token (Authorization: Bearer <token>) or a "
-                                       "session (POST /api/v1/session)");
-    }
-    const Caller caller = std::move(*found);
-    // SameSite=Strict keeps the cookie off other sites' requests; the token is the second
-    // lock, for browsers or proxies that get SameSite wrong.
-    if (caller.by_session && changes_state(request.method) &&
-        !same_secret(request.header("x-csrf-token"), csrf))
+  bool authenticated = false;
+  auto response = guarded(request, [&] { return route(request, authenticated); });
+  response.authenticated = response.authenticated || authenticated;
+  return response;
+}
+
+Response Api::route(Request& request, bool& authenticated) {
+  if (!under_api(request.path)) return error_response(404, "no such path: " + request.path);
+  const auto match = router_.match(request);
+  if (match.route && match.route->access == Access::Public)
+    return match.route->handler(Caller{}, request);
+  // An API token when the request carries one (the CLI), else the browser's session.
+  std::string csrf;
+  auto found = caller_of(request, &csrf);
+  if (!found) {
+    if (!request.header("authorization").empty())
+      return error_response(401, "the token is not valid (unknown, expired or revoked)");
+    return error_response(401, request.header("cookie").find(kSessionCookie) != std::string::npos
+                                   ? "the session has ended: log in again"
+                                   : "this needs a token (Authorization: Bearer <token>) or a "
+                                     "session (POST /api/v1/session)");
+  }
+  const Caller caller = std::move(*found);
+  authenticated = true;
+  // SameSite=Strict keeps the cookie off other sites' requests; the Origin and the token are
+  // two more locks, for browsers or proxies that get SameSite wrong.
+  if (caller.by_session && changes_state(request.method)) {
+    check_origin(caller, request);
+    if (!same_secret(request.header("x-csrf-token"), csrf))
       return error_response(403, "this needs the session's X-CSRF-Token header");
-    if (!match.route) {
-      if (match.allowed.empty()) return error_response(404, "no such path: " + request.path);
-      std::string allow;
-      for (const auto& m : match.allowed) allow += (allow.empty() ? "" : ", ") + m;
-      auto response = error_response(405, request.method + " is not allowed here; use " + allow);
-      response.headers.emplace_back("Allow", allow);
-      return response;
-    }
-    // Admin-only routes say so in the route table; the handlers do not repeat it.
-    if (match.route->access == Access::Admin) require_admin(caller);
-    // Long-lived connections take one of the user's slots for as long as they stay open.
-    std::shared_ptr<void> slot;
-    const auto access = match.route->access;
-    if (access == Access::Console || access == Access::Vnc || access == Access::Tunnel ||
-        access == Access::Terminal)
-      slot = socket_slots_.take(caller.user.id);
-    else if (match.route->pattern == "/api/v1/events")
-      slot = stream_slots_.take(caller.user.id);
-    auto response = match.route->handler(caller, request);
-    if (response.upgrade) response.upgrade->hold = slot;
-    if (response.stream) response.stream->hold = slot;
+  }
+  if (!match.route) {
+    if (match.allowed.empty()) return error_response(404, "no such path: " + request.path);
+    std::string allow;
+    for (const auto& m : match.allowed) allow += (allow.empty() ? "" : ", ") + m;
+    auto response = error_response(405, request.method + " is not allowed here; use " + allow);
+    response.headers.emplace_back("Allow", allow);
     return response;
   } catch (const HttpError& e) {
+  }
+  // Admin-only routes say so in the route table; the handlers do not repeat it.
+  if (match.route->access == Access::Admin) require_admin(caller);
+  // Long-lived connections take one of the user's slots for as long as they stay open.
+  std::shared_ptr<void> slot;
+  const auto access = match.route->access;
+  if (access == Access::Console || access == Access::Vnc || access == Access::Tunnel ||
+      access == Access::Terminal || match.route->pattern == "/api/v1/spaces/{id}/export" ||
+      match.route->pattern == "/api/v1/spaces/import")
+    slot = socket_slots_.take(caller.user.id);
+  else if (match.route->pattern == "/api/v1/events")
+    slot = stream_slots_.take(caller.user.id);
+  auto response = match.route->handler(caller, request);
+  if (response.later) return defer(std::move(response), request, caller, std::move(slot));
+  if (response.upgrade) response.upgrade->hold = slot;
+  if (response.stream) response.stream->hold = slot;
+  return response;
+}
+
+Response Api::defer(Response response, const Request& request, const Caller& caller,
+                    std::shared_ptr<void> slot) {
+  auto slow = slow_slots_.take(caller.user.id);
+  auto saved = std::make_shared<Request>(request);
+  response.later->run = [this, saved, run = std::move(response.later->run), slot = std::move(slot),
+                         slow = std::move(slow), work = own_work()] {
+    auto answer = guarded(*saved, run);
+    if (answer.upgrade) answer.upgrade->hold = slot;
+    if (answer.stream) answer.stream->hold = slot;
+    return answer;
+  };
+  return response;
+}
+
+std::shared_ptr<void> Api::own_work() {
+  {
+    std::lock_guard lock(replays_mutex_);
+    ++replays_;
+  }
+  return std::shared_ptr<void>(this, [](Api* api) {
+    std::lock_guard lock(api->replays_mutex_);
+    --api->replays_;
+    api->replays_done_.notify_all();
+  });
+}
+
+Response Api::guarded(const Request& request, const std::function<Response()>& body) {
+  try {
+    return body();
     auto response = error_response(e.status(), e.what(), e.extra());
     // A 429 says when to come back, in the header clients and proxies read.
     if (e.extra().is_object() && e.extra().contains("retryAfter"))

@@ -44,6 +44,10 @@ struct ApiOptions {
   // user may hold at once; more are refused with 429.
   std::size_t max_sockets_per_user = 64;
   std::size_t max_streams_per_user = 16;
+  // Answers one user may have waiting on a space at once (a resume, a tunnel's TCP connect, a
+  // terminal's SSH login, a port check), each on a thread of its own rather than an HTTP
+  // worker's; more are refused with 429.
+  std::size_t max_slow_requests_per_user = 4;
   // Where the details of a 5xx go, one line each, under the error id its answer carries;
   // unset: standard error.
   std::function<void(const std::string&)> log;
@@ -60,7 +64,8 @@ class Api {
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
-  // Never throws: every failure becomes an error response.
+  // Never throws: every failure becomes an error response. An answer from a request that
+  // carried a valid credential says so (Response::authenticated).
   Response handle(Request& request);
 
   const Router& router() const { return router_; }
@@ -90,6 +95,17 @@ class Api {
                                   std::optional<std::int64_t>& made_template);
   // Runs `body` on a thread of its own, which the destructor waits for.
   void on_own_thread(std::function<void()> body);
+  // Held by work that runs on after its request was answered (deferred answers, threads of
+  // its own): the destructor waits until every copy is gone.
+  std::shared_ptr<void> own_work();
+  // The route table's answer for `request`; `authenticated` is set once its credential is.
+  Response route(Request& request, bool& authenticated);
+  // `body`'s answer, or the error response for what it threw.
+  Response guarded(const Request& request, const std::function<Response()>& body);
+  // A route's deferred answer, made to take one of the caller's slow slots while it runs and
+  // to answer errors as handle() does; `slot` goes to the socket or stream it opens.
+  Response defer(Response response, const Request& request, const Caller& caller,
+                 std::shared_ptr<void> slot);
   // Steps of the add_*_routes above.
   void add_user_credential_routes();
   void add_user_quota_route();
@@ -99,6 +115,7 @@ class Api {
   void add_vnc_route();
   void add_tunnel_route();
   void add_terminal_route();
+  Response console(const Caller& caller, const Request& request);
   // The caller a request's credential names now (its API token, else its session cookie);
   // nullopt when neither is valid. `csrf`: the session's CSRF secret, for a session.
   std::optional<Caller> caller_of(const Request& request, std::string* csrf = nullptr);
@@ -123,6 +140,12 @@ class Api {
   // Watches `peer` until unwatch(): closed once `check` refuses the request's credential.
   std::uint64_t watch_socket(const Request& request, SocketCheck check,
                              std::shared_ptr<SocketPeer> peer);
+  // Watches what a request opened (an event stream, an export) until unwatch: `end` runs
+  // once the request's credential is no longer good or `check` throws for it.
+  std::uint64_t watch_credential(const Request& request, SocketCheck check,
+                                 std::function<void()> end);
+  // The upgrade's socket is watched while it is open (watch_credential), closed once refused.
+  void watch_upgrade(Upgrade& upgrade, const Request& request, SocketCheck check);
 
   // The space with `id` when the caller may see it; HttpError 404 otherwise (also for a
   // space that exists but is another user's).
@@ -152,6 +175,7 @@ class Api {
   std::unique_ptr<SocketWatch> sockets_;
   UserSlots socket_slots_;
   UserSlots stream_slots_;
+  UserSlots slow_slots_;
   Router router_;
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> failures_{0};  // 5xx answers

@@ -37,7 +37,8 @@ ConnectionLedger::Admission ConnectionLedger::admit(const std::string& address) 
   const auto stranger_room = limits_.max_connections > limits_.authenticated_reserve
                                  ? limits_.max_connections - limits_.authenticated_reserve
                                  : 1;
-  if (strangers_.size() >= stranger_room) shed(*strangers_.begin(), out);
+  if (strangers_.size() + busy_strangers_ >= stranger_room && !strangers_.empty())
+    shed(*strangers_.begin(), out);
   if (entries_.size() >= limits_.max_connections) {
     // Full of authenticated clients: they go on being served, the new one is not.
     if (strangers_.empty()) return refuse();
@@ -55,8 +56,30 @@ void ConnectionLedger::authenticated(Id id) {
   const auto it = entries_.find(id);
   if (it == entries_.end() || it->second.authenticated) return;
   it->second.authenticated = true;
+  if (it->second.busy) --busy_strangers_;
+  it->second.busy = false;
   strangers_.erase(id);
   addresses_[it->second.key].strangers.erase(id);
+}
+
+void ConnectionLedger::busy(Id id) {
+  std::lock_guard lock(mutex_);
+  const auto it = entries_.find(id);
+  if (it == entries_.end() || it->second.authenticated || it->second.busy) return;
+  it->second.busy = true;
+  ++busy_strangers_;
+  strangers_.erase(id);
+  addresses_[it->second.key].strangers.erase(id);
+}
+
+void ConnectionLedger::waiting(Id id) {
+  std::lock_guard lock(mutex_);
+  const auto it = entries_.find(id);
+  if (it == entries_.end() || !it->second.busy) return;
+  it->second.busy = false;
+  --busy_strangers_;
+  strangers_.insert(id);
+  addresses_[it->second.key].strangers.insert(id);
 }
 
 void ConnectionLedger::release(Id id) {
@@ -90,6 +113,7 @@ void ConnectionLedger::shed(Id id, Admission& out) {
 void ConnectionLedger::drop(Id id) {
   const auto it = entries_.find(id);
   if (it == entries_.end()) return;
+  if (it->second.busy) --busy_strangers_;
   strangers_.erase(id);
   const auto address = addresses_.find(it->second.key);
   if (address != addresses_.end()) {

@@ -48,6 +48,12 @@ Response Response::no_content() {
   return r;
 }
 
+Response Response::deferred(std::function<Response()> run) {
+  Response r;
+  r.later = std::make_shared<Deferred>(Deferred{std::move(run)});
+  return r;
+}
+
 namespace {
 
 int hex_value(char c) {

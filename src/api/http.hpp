@@ -44,6 +44,9 @@ class StreamSink {
   virtual bool closed() const = 0;
   // Bytes queued and not yet written to the client (for backpressure while replaying).
   virtual std::size_t pending() const = 0;
+  // Ends the stream now, from any thread (the credential that opened it is no longer good);
+  // the client sees the body end. close() of the Stream follows.
+  virtual void end() {}
 };
 
 struct Stream {
@@ -82,6 +85,17 @@ struct Upgrade {
   std::shared_ptr<void> hold;  // kept as long as the socket (a user's slot)
 };
 
+struct Response;
+
+// A route's answer that must wait on something outside the server first (a TCP connect to a
+// guest, an SSH login, a resume): the handler returns at once and `run` goes on a thread of
+// its own, never an HTTP worker's, so a slow guest or a slow client holds no worker. What
+// `run` returns is answered as if the handler had returned it (a deferred answer is not
+// deferred again). It must not throw.
+struct Deferred {
+  std::function<Response()> run;
+};
+
 struct Response {
   int status = 200;
   std::string content_type = "application/json";
@@ -91,10 +105,16 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<Stream> stream;    // set: an endless body (status and headers are sent first)
   std::shared_ptr<Upgrade> upgrade;  // set: a WebSocket (status and body are not used)
+  std::shared_ptr<Deferred> later;   // set: the answer comes from later->run()
+  // The request carried a valid credential: its connection is no stranger any more, and is
+  // not shed to make room for others (connection_ledger.hpp).
+  bool authenticated = false;
 
   static Response json(int status, const nlohmann::json& value);
   static Response error(int status, const std::string& message);
   static Response no_content();
+  // An answer worked out by `run` off the HTTP workers (Deferred).
+  static Response deferred(std::function<Response()> run);
 };
 
 // Thrown by routes for an answer other than success; the API turns it into a Response.

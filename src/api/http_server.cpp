@@ -1,101 +1,20 @@
-// The one translation unit that includes Boost.Beast and Asio (they cost ~10 s and 0.7 GB to
-// compile); everything else speaks api::Request and api::Response. Sessions and WebSockets
-// are templates on their Wire, a TCP stream or a TLS stream over one: HTTP and HTTPS run the
-// same code.
-#include "api/http_server.hpp"
+// The listener, HTTP sessions and event streams: one of the two translation units that include
+// Boost.Beast and Asio (they cost ~10 s and 0.7 GB to compile; the other, http_websocket.cpp,
+// has the WebSockets); everything else speaks api::Request and api::Response. Sessions and
+// WebSockets are templates on their Wire, a TCP stream or a TLS stream over one: HTTP and
+// HTTPS run the same code.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
-#include <atomic>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/core/detect_ssl.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-#include <boost/beast/websocket.hpp>
-#include <boost/beast/websocket/ssl.hpp>
-#include <deque>
-#include <future>
-#include <map>
-#include <mutex>
-#include <optional>
-#include <stdexcept>
-#include <thread>
-#include <type_traits>
-#include <vector>
-
+#include "api/http_server_wire.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::api {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
-using PlainStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-template <class Wire>
-constexpr bool kTls = std::is_same_v<Wire, TlsStream>;
-// HTTPS answers ask browsers to use nothing but HTTPS for this host for a year. Browsers
-// ignore it from a certificate they do not trust, so a self-signed one does not lock anyone out.
-constexpr const char* kHsts = "max-age=31536000";
-
-std::pair<std::string, unsigned short> split_listen_address(const std::string& listen) {
-  std::string host, port;
-  if (!listen.empty() && listen.front() == '[') {
-    const auto close = listen.find(']');
-    if (close == std::string::npos || close + 1 >= listen.size() || listen[close + 1] != ':')
-      throw std::invalid_argument("listen address \"" + listen + "\": expected [ADDRESS]:PORT");
-    host = listen.substr(1, close - 1);
-    port = listen.substr(close + 2);
-  } else {
-    const auto colon = listen.rfind(':');
-    if (colon == std::string::npos || listen.find(':') != colon)
-      throw std::invalid_argument("listen address \"" + listen + "\": expected ADDRESS:PORT");
-    host = listen.substr(0, colon);
-    port = listen.substr(colon + 1);
-  }
-  if (host.empty())
-    throw std::invalid_argument("listen address \"" + listen + "\": the address is missing");
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535)
-    throw std::invalid_argument("listen address \"" + listen +
-                                "\": the port must be a number from 0 to 65535");
-  error_code ec;
-  asio::ip::make_address(host, ec);
-  if (ec)
-    throw std::invalid_argument("listen address \"" + listen + "\": \"" + host +
-                                "\" is not an IP address");
-  return {host, static_cast<unsigned short>(std::stoul(port))};
-}
+using namespace detail;
 
 namespace {
-
-// A connection stop() must end: an HTTP session or a WebSocket.
-class Connection {
- public:
-  virtual ~Connection() = default;
-  virtual void shut_now() = 0;  // on the connection's strand
-  virtual asio::any_io_executor executor() = 0;
-};
-
-// What a stream's open() and close() need to run in that order, each once, on a worker.
-struct StreamLifecycle {
-  std::mutex mutex;
-  bool opened = false;
-  bool close_requested = false;
-  bool closed = false;
-};
 
 // An event stream's sink: text for its session (a Session<PlainStream> or Session<TlsStream>).
 template <class Session>
@@ -112,6 +31,9 @@ class Sink final : public StreamSink {
     auto session = session_.lock();
     return session ? session->pending() : 0;
   }
+  void end() override {
+    if (auto session = session_.lock()) session->shut();
+  }
   void mark_closed() { closed_.store(true); }
 
  private:
@@ -119,127 +41,17 @@ class Sink final : public StreamSink {
   std::atomic<bool> closed_{false};
 };
 
-using Message = http::request<http::string_body>;
-using Parser = http::request_parser<http::string_body>;
-
-// Every request's parser, on the wire and in parse_request_bytes alike.
-void configure(Parser& parser, const HttpServerOptions& options) {
-  parser.body_limit(options.body_limit);
-  parser.header_limit(kHeaderLimit);
-}
-
-// The answer to a request whose Content-Length is over the limit, before its body is read.
-std::optional<ParsedRequest> refuse_length(const Parser& parser, const HttpServerOptions& options) {
-  const auto length = parser.content_length();
-  if (!length || *length <= options.body_limit) return std::nullopt;
-  return ParsedRequest{
-      413,
-      "the request body is larger than " + std::to_string(options.body_limit) + " bytes",
-      false,
-      {}};
-}
-
-// The answer to a read that failed; nullopt when the connection just ends (end of stream,
-// timeout, reset): there is nobody to answer.
-std::optional<ParsedRequest> refuse_read(error_code ec, const HttpServerOptions& options) {
-  if (ec == http::error::body_limit)
-    return ParsedRequest{
-        413,
-        "the request body is larger than " + std::to_string(options.body_limit) + " bytes",
-        false,
-        {}};
-  if (ec == http::error::header_limit)
-    return ParsedRequest{431, "the request headers are too large", false, {}};
-  if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message)
-    return ParsedRequest{400, "malformed HTTP request: " + ec.message(), false, {}};
-  return std::nullopt;
-}
-
-// The request as the routes see it (its target is parsed on the worker: parse_target).
-Request to_request(Message& message, const std::string& remote, bool tls) {
-  Request request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
-  request.remote = remote;
-  request.tls = tls;
-  for (const auto& field : message)
-    request.headers[util::to_lower(std::string(field.name_string()))] = std::string(field.value());
-  request.body = std::move(message.body());
-  return request;
-}
-
 }  // namespace
-
-ParsedRequest parse_request_bytes(std::string_view bytes, const HttpServerOptions& options) {
-  Parser parser;
-  configure(parser, options);
-  asio::const_buffer rest(bytes.data(), bytes.size());
-  bool header_checked = false;
-  const ParsedRequest wait{0, {}, true, {}};  // the server would read on
-  while (!parser.is_done()) {
-    error_code ec;
-    const auto used = parser.put(rest, ec);
-    rest += used;
-    if (ec == http::error::need_more) return wait;
-    if (ec) {
-      if (auto refused = refuse_read(ec, options)) return *refused;
-      return wait;
-    }
-    if (parser.is_header_done() && !header_checked) {
-      header_checked = true;
-      if (auto refused = refuse_length(parser, options)) return *refused;
-    }
-    if (used == 0 && !parser.is_done()) return wait;  // no progress: more bytes are needed
-  }
-  auto message = parser.release();
-  ParsedRequest out{0, {}, false, to_request(message, "192.0.2.1:1", false)};
-  try {
-    parse_target(out.request.target, out.request.path, out.request.query);
-  } catch (const HttpError& e) {
-    return ParsedRequest{e.status(), e.what(), false, {}};
-  }
-  return out;
-}
-
-struct HttpServer::Impl {
-  HttpServerOptions options;
-  Handler handler;
-  std::atomic<std::size_t> connections{0};
-  std::atomic<std::size_t> streams{0};
-  std::mutex sessions_mutex;
-  std::map<Connection*, std::weak_ptr<Connection>> sessions;
-  std::atomic<bool> stopping{false};
-  bool started = false;
-  bool stopped = false;
-  unsigned short bound_port = 0;
-  std::mutex lifecycle_mutex;
-
-  asio::io_context ioc;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  tcp::acceptor acceptor{ioc};
-  asio::steady_timer accept_pause{ioc};  // out of file descriptors: wait, do not spin
-  std::unique_ptr<asio::thread_pool> workers;
-  std::vector<std::thread> threads;
-  std::optional<asio::ssl::context> tls;  // set: HTTPS only
-
-  Impl(HttpServerOptions o, Handler h) : options(std::move(o)), handler(std::move(h)) {}
-  void load_tls();
-  void accept();
-};
 
 namespace {
 
 template <class Wire>
-void start_websocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Message> request,
-                     std::shared_ptr<Upgrade> upgrade);
-
-template <class Wire>
 class Session final : public Connection, public std::enable_shared_from_this<Session<Wire>> {
  public:
-  Session(Wire stream, HttpServer::Impl& server)
+  Session(Wire stream, HttpServer::Impl& server, HttpServer::Impl::Id id)
       : stream_(std::move(stream)),
         server_(server),
+        id_(id),
         executor_(stream_.get_executor()),
         timer_(executor_) {
     ++server_.connections;
@@ -250,15 +62,11 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   ~Session() {
     --server_.connections;
-    std::lock_guard lock(server_.sessions_mutex);
-    server_.sessions.erase(this);
+    server_.leave(id_, this);
   }
 
   void run() {
-    {
-      std::lock_guard lock(server_.sessions_mutex);
-      server_.sessions[this] = this->weak_from_this();
-    }
+    server_.enlist(id_, this, this->weak_from_this());
     asio::dispatch(executor_, [self = this->shared_from_this()] { self->begin(); });
   }
 
@@ -373,6 +181,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   void read_header() {
     if (server_.stopping) return close();
+    server_.ledger->waiting(id_);  // sheddable again, unless it authenticated
     parser_.emplace();
     configure(*parser_, server_.options);
     transport().expires_after(server_.options.header_timeout);
@@ -425,6 +234,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
     transport().expires_never();
+    server_.ledger->busy(id_);  // a whole request: not shed while it is answered
     asio::post(*server_.workers, [self = this->shared_from_this(), request = std::move(request),
                                   keep_alive, version, handshake]() mutable {
       Response response;
@@ -436,15 +246,33 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
       } catch (const std::exception& e) {
         response = Response::error(500, std::string("internal error: ") + e.what());
       }
-      if (response.upgrade && !handshake)
-        response = Response::error(426, "this is a WebSocket: send Upgrade: websocket");
-      asio::post(self->executor_,
-                 [self, response = std::move(response), keep_alive, version, handshake]() mutable {
-                   if (response.upgrade)
-                     return self->upgrade(std::move(response.upgrade), handshake);
-                   // A refused handshake: the answer, then the connection ends.
-                   self->respond(std::move(response), keep_alive && !handshake, version);
-                 });
+      if (response.authenticated) self->server_.ledger->authenticated(self->id_);
+      if (!response.later) return self->answer(std::move(response), keep_alive, version, handshake);
+      // Upstream I/O goes off the workers: the worker is free again now.
+      self->server_.run_slow(
+          [self, later = std::move(response.later), keep_alive, version, handshake]() mutable {
+            Response answer;
+            try {
+              answer = later->run();
+            } catch (const std::exception& e) {
+              answer = Response::error(500, std::string("internal error: ") + e.what());
+            }
+            if (answer.later) answer = Response::error(500, "internal error: deferred twice");
+            self->answer(std::move(answer), keep_alive, version, handshake);
+          });
+    });
+  }
+
+  // Any thread: the handler's answer, written on the session's strand.
+  void answer(Response response, bool keep_alive, unsigned version,
+              std::shared_ptr<Message> handshake) {
+    if (response.upgrade && !handshake)
+      response = Response::error(426, "this is a WebSocket: send Upgrade: websocket");
+    asio::post(executor_, [self = this->shared_from_this(), response = std::move(response),
+                           keep_alive, version, handshake]() mutable {
+      if (response.upgrade) return self->upgrade(std::move(response.upgrade), handshake);
+      // A refused handshake: the answer, then the connection ends.
+      self->respond(std::move(response), keep_alive && !handshake, version);
     });
   }
 
@@ -488,7 +316,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     if (server_.stopping) return close();
     // The stream moves to a WebSocket session; this session ends with nothing left to do.
     upgraded_ = true;
-    start_websocket(std::move(stream_), server_, std::move(handshake), std::move(upgrade));
+    start_websocket(std::move(stream_), server_, id_, std::move(handshake), std::move(upgrade));
   }
 
   // An error before the request was read whole: answer, then close without a reset (the
@@ -636,6 +464,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   Wire stream_;
   HttpServer::Impl& server_;
+  const HttpServer::Impl::Id id_;   // in the ledger; a WebSocket takes it over
   asio::any_io_executor executor_;  // the strand; kept, since the stream may move to a WebSocket
   bool upgraded_ = false;           // it has: nothing here may touch the stream
   std::string remote_;
@@ -656,258 +485,60 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   asio::steady_timer timer_;
 };
 
-// ---- WebSockets ---------------------------------------------------------------------------
-
-// A route's side of a WebSocket (a WebSocket<PlainStream> or WebSocket<TlsStream>).
-template <class WebSocket>
-class Peer final : public SocketPeer {
- public:
-  explicit Peer(std::weak_ptr<WebSocket> socket) : socket_(std::move(socket)) {}
-  bool send(std::string bytes) override {
-    if (closed_) return false;
-    auto socket = socket_.lock();
-    return socket && socket->enqueue(std::move(bytes));
-  }
-  void close() override {
-    if (closed_) return;
-    if (auto socket = socket_.lock()) socket->request_close();
-  }
-  bool closed() const override { return closed_.load(); }
-  std::size_t pending() const override {
-    auto socket = socket_.lock();
-    return socket ? socket->pending() : 0;
-  }
-  void pause_reading(bool paused) override {
-    if (auto socket = socket_.lock()) socket->pause_reading(paused);
-  }
-  void mark_closed() { closed_.store(true); }
-
- private:
-  std::weak_ptr<WebSocket> socket_;
-  std::atomic<bool> closed_{false};
-};
-
-template <class Wire>
-class WebSocket final : public Connection, public std::enable_shared_from_this<WebSocket<Wire>> {
- public:
-  WebSocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Upgrade> upgrade)
-      : ws_(std::move(stream)), server_(server), upgrade_(std::move(upgrade)) {
-    ++server_.connections;
-  }
-  ~WebSocket() override {
-    --server_.connections;
-    std::lock_guard lock(server_.sessions_mutex);
-    server_.sessions.erase(this);
-  }
-
-  void run(std::shared_ptr<Message> request) {
-    {
-      std::lock_guard lock(server_.sessions_mutex);
-      server_.sessions[this] = this->weak_from_this();
-    }
-    peer_ = std::make_shared<Peer<WebSocket>>(this->weak_from_this());
-    beast::get_lowest_layer(ws_).expires_never();
-    auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
-    timeouts.idle_timeout = server_.options.idle_timeout;
-    timeouts.keep_alive_pings = true;  // a ping at half the idle time keeps a quiet console open
-    ws_.set_option(timeouts);
-    ws_.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& res) { res.set(http::field::server, "bowline"); }));
-    ws_.binary(true);
-    // One frame per message: Beast's default splits a message into frames of 4 KiB and writes
-    // each on its own, which held a VNC bridge to ~250 MB/s on loopback.
-    ws_.auto_fragment(false);
-    ws_.read_message_max(server_.options.body_limit);
-    ws_.async_accept(*request, [self = this->shared_from_this(), request](error_code ec) {
-      if (ec) return self->finish();
-      self->accepted_ = true;
-      asio::post(*self->server_.workers, [self] { self->open(); });
-    });
-  }
-
-  void shut_now() override { finish(); }
-  asio::any_io_executor executor() override { return ws_.get_executor(); }
-
-  bool enqueue(std::string bytes) {
-    if (finished_flag_.load()) return false;
-    const auto size = bytes.size();
-    if (queued_bytes_.fetch_add(size) + size > server_.options.stream_backlog) {
-      queued_bytes_ -= size;
-      asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->finish(); });
-      return false;
-    }
-    asio::post(ws_.get_executor(),
-               [self = this->shared_from_this(), bytes = std::move(bytes)]() mutable {
-                 if (self->finished_) return;
-                 self->queue_.push_back(std::move(bytes));
-                 if (!self->writing_) self->write_next();
-               });
-    return true;
-  }
-
-  void request_close() {
-    asio::post(ws_.get_executor(), [self = this->shared_from_this()] {
-      self->closing_ = true;
-      if (!self->writing_) self->close_now();
-    });
-  }
-
-  std::size_t pending() const { return queued_bytes_.load(); }
-
-  void pause_reading(bool paused) {
-    reads_paused_ = paused;
-    if (paused) return;
-    asio::post(ws_.get_executor(), [self = this->shared_from_this()] {
-      if (!self->read_parked_ || self->finished_) return;
-      self->read_parked_ = false;
-      self->parked_self_.reset();
-      self->read();
-    });
-  }
-
- private:
-  // On a worker: the route's open(), then frames start flowing in.
-  void open() {
-    try {
-      if (upgrade_->open) upgrade_->open(peer_);
-    } catch (...) {
-      request_close();
-    }
-    bool close_now = false;
-    {
-      std::lock_guard lock(lifecycle_.mutex);
-      lifecycle_.opened = true;
-      close_now = lifecycle_.close_requested && !lifecycle_.closed;
-      if (close_now) lifecycle_.closed = true;
-    }
-    if (close_now) {
-      if (upgrade_->close) upgrade_->close();
-      return;
-    }
-    asio::post(ws_.get_executor(), [self = this->shared_from_this()] { self->read(); });
-  }
-
-  void read() {
-    if (finished_) return;
-    ws_.async_read(buffer_, [self = this->shared_from_this()](error_code ec, std::size_t) {
-      if (ec) return self->finish();
-      auto bytes = beast::buffers_to_string(self->buffer_.data());
-      self->buffer_.consume(self->buffer_.size());
-      try {
-        if (self->upgrade_->message) self->upgrade_->message(std::move(bytes));
-      } catch (...) {
-        return self->finish();
-      }
-      // Paused: the next read waits for pause_reading(false), on this executor. With no
-      // read in flight nothing else may hold the socket: it holds itself until then.
-      if (self->reads_paused_) {
-        self->read_parked_ = true;
-        self->parked_self_ = self;
-        return;
-      }
-      self->read();
-    });
-  }
-
-  void write_next() {
-    if (queue_.empty() || finished_) {
-      writing_ = false;
-      if (closing_ && !finished_) close_now();
-      return;
-    }
-    writing_ = true;
-    ws_.binary(true);
-    ws_.async_write(asio::buffer(queue_.front()),
-                    [self = this->shared_from_this()](error_code ec, std::size_t) {
-                      if (ec) return self->finish();
-                      self->queued_bytes_ -= self->queue_.front().size();
-                      self->queue_.pop_front();
-                      self->write_next();
-                    });
-  }
-
-  void close_now() {
-    if (finished_ || close_sent_) return;
-    close_sent_ = true;
-    ws_.async_close(websocket::close_code::normal,
-                    [self = this->shared_from_this()](error_code) { self->finish(); });
-  }
-
-  void finish() {
-    if (finished_) return;
-    finished_ = true;
-    finished_flag_ = true;
-    auto keep = std::move(parked_self_);  // until this returns
-    if (peer_) peer_->mark_closed();
-    error_code ignored;
-    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
-    beast::get_lowest_layer(ws_).close();
-    if (!accepted_) return;
-    bool close_now = false;
-    {
-      std::lock_guard lock(lifecycle_.mutex);
-      lifecycle_.close_requested = true;
-      close_now = lifecycle_.opened && !lifecycle_.closed;
-      if (close_now) lifecycle_.closed = true;
-    }
-    if (close_now && upgrade_->close)
-      asio::post(*server_.workers, [upgrade = upgrade_] { upgrade->close(); });
-  }
-
-  websocket::stream<Wire> ws_;
-  HttpServer::Impl& server_;
-  std::shared_ptr<Upgrade> upgrade_;
-  std::shared_ptr<Peer<WebSocket>> peer_;
-  beast::flat_buffer buffer_;
-  std::deque<std::string> queue_;
-  std::atomic<std::size_t> queued_bytes_{0};
-  StreamLifecycle lifecycle_;
-  bool accepted_ = false;
-  bool writing_ = false;
-  bool closing_ = false;
-  bool close_sent_ = false;
-  bool finished_ = false;
-  std::atomic<bool> finished_flag_{false};
-  std::atomic<bool> reads_paused_{false};
-  bool read_parked_ = false;                // on the executor: a read is owed once reading resumes
-  std::shared_ptr<WebSocket> parked_self_;  // while parked; released by resume or finish
-};
-
-template <class Wire>
-void start_websocket(Wire stream, HttpServer::Impl& server, std::shared_ptr<Message> request,
-                     std::shared_ptr<Upgrade> upgrade) {
-  std::make_shared<WebSocket<Wire>>(std::move(stream), server, std::move(upgrade))
-      ->run(std::move(request));
-}
-
 }  // namespace
 
 void HttpServer::Impl::accept() {
   acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor.is_open() || stopping) return;
     if (ec == asio::error::no_descriptors || ec.value() == ENFILE ||
-        ec == asio::error::no_buffer_space || ec == asio::error::no_memory) {
-      // The connection stays in the listen queue; accepting again at once would spin.
-      accept_pause.expires_after(std::chrono::milliseconds(100));
-      accept_pause.async_wait([this](error_code e) {
-        if (!e && !stopping) accept();
-      });
-      return;
-    }
-    if (!ec) {
-      error_code ignored;
-      if (connections.load() >= options.max_connections) {
-        socket.close(ignored);  // full: the ones being served are not slowed by a flood
-      } else {
-        socket.set_option(tcp::no_delay(true), ignored);
-        if (tls)
-          std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls), *this)->run();
-        else
-          std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), *this)->run();
-      }
-    }
+        ec == asio::error::no_buffer_space || ec == asio::error::no_memory)
+      return make_room();
+    if (!ec) admit(std::move(socket));
     accept();
   });
+}
+
+// Out of descriptors: the oldest stranger goes and accepting goes on at once. With none to
+// shed, a waiting client is accepted on the spare descriptor and closed (it hears "no" rather
+// than nothing), then a pause instead of a spin.
+void HttpServer::Impl::make_room() {
+  const auto victim = ledger->shed_oldest_stranger();
+  if (victim) {
+    shed({*victim});
+  } else {
+    refuse_one_waiting();
+  }
+  accept_pause.expires_after(std::chrono::milliseconds(victim ? 2 : 100));
+  accept_pause.async_wait([this](error_code e) {
+    if (!e && !stopping) accept();
+  });
+}
+
+void HttpServer::Impl::refuse_one_waiting() {
+  if (spare_fd < 0) return;
+  ::close(spare_fd);
+  const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void HttpServer::Impl::admit(tcp::socket socket) {
+  error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec) return;  // gone already
+  const auto admission = ledger->admit(peer.address().to_string());
+  shed(admission.shed);
+  if (!admission.id) {
+    socket.close(ec);  // full of authenticated clients: they are not slowed by a flood
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ec);
+  if (tls)
+    std::make_shared<Session<TlsStream>>(TlsStream(std::move(socket), *tls), *this, admission.id)
+        ->run();
+  else
+    std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), *this, admission.id)
+        ->run();
 }
 
 void HttpServer::Impl::load_tls() {
@@ -955,6 +586,15 @@ void HttpServer::start() {
     throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
   }
   impl_->bound_port = impl_->acceptor.local_endpoint(ec).port();
+  rlimit files{};
+  const std::size_t descriptors =
+      ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY ? files.rlim_cur
+                                                                                 : 1 << 20;
+  auto limits = connection_limits(o.max_connections, descriptors);
+  limits.max_per_address = std::min(limits.max_connections, o.max_connections_per_address);
+  limits.max_strangers_per_address = o.max_strangers_per_address;
+  impl_->ledger = std::make_unique<ConnectionLedger>(limits);
+  impl_->spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   impl_->workers = std::make_unique<asio::thread_pool>(std::max(1u, o.workers));
   impl_->work.emplace(impl_->ioc.get_executor());
   impl_->accept();
@@ -981,8 +621,8 @@ void HttpServer::stop() {
   std::vector<std::shared_ptr<Connection>> live;
   {
     std::lock_guard sessions_lock(impl_->sessions_mutex);
-    for (auto& [raw, weak] : impl_->sessions)
-      if (auto session = weak.lock()) live.push_back(std::move(session));
+    for (auto& [id, entry] : impl_->sessions)
+      if (auto session = entry.second.lock()) live.push_back(std::move(session));
   }
   for (auto& session : live) {
     std::promise<void> shut;
@@ -993,6 +633,12 @@ void HttpServer::stop() {
     shut.get_future().wait();
   }
   live.clear();
+  // Deferred answers end by their own timeouts (a TCP connect, an SSH login); their sessions
+  // are closed, so the answers go nowhere.
+  {
+    std::unique_lock slow_lock(impl_->slow_mutex);
+    impl_->slow_idle.wait(slow_lock, [this] { return impl_->slow_running == 0; });
+  }
   // Handlers that are running finish (their answers go nowhere); streams' close() runs.
   impl_->workers->join();
   // Closed sockets end their pending operations at once; let the sessions go before the
@@ -1004,6 +650,8 @@ void HttpServer::stop() {
   impl_->ioc.stop();
   for (auto& thread : impl_->threads) thread.join();
   impl_->threads.clear();
+  if (impl_->spare_fd >= 0) ::close(impl_->spare_fd);
+  impl_->spare_fd = -1;
 }
 
 unsigned short HttpServer::port() const {

@@ -1,7 +1,9 @@
 // The HTTP/1.1 server: keep-alive connections on a few I/O threads, handlers on a small pool
-// of worker threads (a slow handler never stalls other connections), a request body limit,
-// and endless bodies for server-sent events; plain HTTP or HTTPS (with WSS) through the same
-// code. The only code that sees Boost.Beast is http_server.cpp.
+// of worker threads (a slow handler never stalls other connections), answers that wait on
+// upstream I/O on threads of their own (Response::later), a request body limit, endless
+// bodies for server-sent events, and connections counted per client address, strangers shed
+// first (connection_ledger.hpp); plain HTTP or HTTPS (with WSS) through the same code. Only
+// http_server.cpp, http_websocket.cpp and http_parse.cpp see Boost.Beast.
 #pragma once
 
 #include <chrono>
@@ -32,9 +34,15 @@ struct HttpServerOptions {
   // From a connection's (or the last request's) end to a complete request header: a client
   // that trickles a header (slowloris) or idles between requests holds a socket no longer.
   std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
-  // Open connections (WebSockets and event streams included) beyond which new ones are closed
-  // at once; the open ones go on being served.
+  // Open connections (WebSockets and event streams included), at most; fewer when the
+  // open-files limit is lower (connection_limits). Beyond it the oldest connection that has
+  // not authenticated is shed for a new one; with none, the new one is closed at once.
   std::size_t max_connections = 8192;
+  // From one client address (IPv6: its /64): connections in all, and strangers among them
+  // (connections that have sent no request with a valid credential yet; beyond this the
+  // address's oldest stranger is shed).
+  std::size_t max_connections_per_address = 1024;
+  std::size_t max_strangers_per_address = 64;
   std::chrono::milliseconds heartbeat{std::chrono::seconds(15)};  // on event streams
   std::size_t stream_backlog = 8 * 1024 * 1024;  // unsent bytes before a slow stream is dropped
   // Set: HTTPS and WSS only (TLS 1.2 or later), answers carry Strict-Transport-Security and
@@ -55,7 +63,8 @@ class HttpServer {
   // std::runtime_error when a TLS file cannot be loaded or the address cannot be bound.
   void start();
   // Closes the listener and every connection (event streams get their close()), waits for
-  // the handlers that are running, joins the threads. Idempotent.
+  // the handlers and deferred answers that are running (those end by their own timeouts),
+  // joins the threads. Idempotent.
   void stop();
 
   unsigned short port() const;

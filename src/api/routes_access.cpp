@@ -4,7 +4,8 @@
 // answer before the upgrade: 401 (in Api::handle), 403 for a foreign Origin, 404 for a space that
 // is not the caller's, 403 without the permission, with the template's switch off or for a port the
 // template does not list, 409 when the space is not running. Once open, a socket stays open only
-// while those checks still pass (SocketWatch).
+// while those checks still pass (SocketWatch). Each is worked out off the HTTP workers
+// (Response::deferred): a resume, a TCP connect or an SSH login waits on the guest.
 #include <unistd.h>
 
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "api/api.hpp"
 #include "api/console_hub.hpp"
+#include "api/origin.hpp"
 #include "api/socket_bridge.hpp"
 #include "api/terminal_bridge.hpp"
 #include "util/strings.hpp"
@@ -19,25 +21,6 @@
 namespace bowline::api {
 
 namespace {
-
-// The Origin a page of this server sends: its scheme and the Host the browser used.
-bool same_origin(const Request& request) {
-  const auto origin = util::to_lower(request.header("origin"));
-  const auto host = util::to_lower(request.header("host"));
-  if (host.empty()) return false;
-  return origin == "http://" + host || origin == "https://" + host;
-}
-
-// Browsers send Origin on every WebSocket handshake; a page of another site must not ride the
-// browser's cookie into a console (cross-site WebSocket hijacking). Only a client with an API
-// token (the CLI), which no web page can make a browser send, may leave it out.
-void check_origin(const Caller& caller, const Request& request) {
-  if (request.header("origin").empty()) {
-    if (caller.by_session) throw HttpError(403, "a WebSocket from a browser needs an Origin");
-  } else if (!same_origin(request)) {
-    throw HttpError(403, "the Origin " + request.header("origin") + " is not this server's");
-  }
-}
 
 void check_running_upgrade(const store::Space& space, const Request& request) {
   if (space.state != store::SpaceState::Running)
@@ -161,85 +144,92 @@ void Api::add_access_routes() {
 }
 
 void Api::add_console_route() {
-  router_.add("GET", "/api/v1/spaces/{id}/console", Access::Console,
-              [this](const Caller& caller, const Request& request) {
-                const auto space =
-                    awake(caller, access_space(caller, request, store::Permission::UseWebTerminal),
-                          request, "console");
-                check_running_upgrade(space, request);
-                struct Viewer {
-                  std::mutex mutex;
-                  std::optional<std::uint64_t> id, watch;
-                  std::weak_ptr<SocketPeer> peer;
-                };
-                auto viewer = std::make_shared<Viewer>();
-                auto upgrade = std::make_shared<Upgrade>();
-                const auto key = space.id;  // the space's, never its domain name's
-                auto* hub = consoles_.get();
-                // Not "running": a console viewer stays attached across a restart and sees the new
-                // boot.
-                auto check = [this](const Caller& c, const Request& r) {
-                  access_space(c, r, store::Permission::UseWebTerminal);
-                };
-                upgrade->open = [this, hub, key, viewer, request,
-                                 check](std::shared_ptr<SocketPeer> peer) {
-                  std::lock_guard lock(viewer->mutex);
-                  viewer->watch = watch_socket(request, check, peer);
-                  viewer->peer = peer;
-                  viewer->id = hub->attach(key, std::move(peer));
-                };
-                upgrade->message = [hub, key, viewer](std::string bytes) {
-                  if (hub->input(key, std::move(bytes))) return;
-                  std::shared_ptr<SocketPeer> peer;
-                  {
-                    std::lock_guard lock(viewer->mutex);
-                    peer = viewer->peer.lock();
-                  }
-                  if (peer) peer->close();  // typing faster than the guest reads, for a megabyte
-                };
-                upgrade->close = [this, hub, key, viewer] {
-                  std::lock_guard lock(viewer->mutex);
-                  if (viewer->watch) sockets_->remove(*viewer->watch);
-                  if (viewer->id) hub->detach(key, *viewer->id);
-                };
-                Response response;
-                response.upgrade = std::move(upgrade);
-                return response;
-              });
+  router_.add(
+      "GET", "/api/v1/spaces/{id}/console", Access::Console,
+      [this](const Caller& caller, const Request& request) {
+        return Response::deferred([this, caller, request] { return console(caller, request); });
+      });
+}
+
+Response Api::console(const Caller& caller, const Request& request) {
+  const auto space = awake(caller, access_space(caller, request, store::Permission::UseWebTerminal),
+                           request, "console");
+  check_running_upgrade(space, request);
+  struct Viewer {
+    std::mutex mutex;
+    std::optional<std::uint64_t> id, watch;
+    std::weak_ptr<SocketPeer> peer;
+  };
+  auto viewer = std::make_shared<Viewer>();
+  auto upgrade = std::make_shared<Upgrade>();
+  const auto key = space.id;  // the space's, never its domain name's
+  auto* hub = consoles_.get();
+  // Not "running": a console viewer stays attached across a restart and sees the new
+  // boot.
+  auto check = [this](const Caller& c, const Request& r) {
+    access_space(c, r, store::Permission::UseWebTerminal);
+  };
+  upgrade->open = [this, hub, key, viewer, request, check](std::shared_ptr<SocketPeer> peer) {
+    std::lock_guard lock(viewer->mutex);
+    viewer->watch = watch_socket(request, check, peer);
+    viewer->peer = peer;
+    viewer->id = hub->attach(key, std::move(peer));
+  };
+  upgrade->message = [hub, key, viewer](std::string bytes) {
+    if (hub->input(key, std::move(bytes))) return;
+    std::shared_ptr<SocketPeer> peer;
+    {
+      std::lock_guard lock(viewer->mutex);
+      peer = viewer->peer.lock();
+    }
+    if (peer) peer->close();  // typing faster than the guest reads, for a megabyte
+  };
+  upgrade->close = [this, hub, key, viewer] {
+    std::lock_guard lock(viewer->mutex);
+    if (viewer->watch) sockets_->remove(*viewer->watch);
+    if (viewer->id) hub->detach(key, *viewer->id);
+  };
+  Response response;
+  response.upgrade = std::move(upgrade);
+  return response;
 }
 
 void Api::add_vnc_route() {
   router_.add("GET", "/api/v1/spaces/{id}/vnc", Access::Vnc,
               [this](const Caller& caller, const Request& request) {
-                const auto space =
-                    awake(caller, access_space(caller, request, store::Permission::UseVnc), request,
-                          "display");
-                check_running_upgrade(space, request);
-                const int fd = options_.access->open_display(space.id);
-                auto check = [this](const Caller& c, const Request& r) {
-                  check_running_upgrade(access_space(c, r, store::Permission::UseVnc), r);
-                };
-                return bridge_upgrade(
-                    fd, {},
-                    [this, request, check](std::shared_ptr<SocketPeer> peer) {
-                      return watch_socket(request, check, std::move(peer));
-                    },
-                    [this](std::uint64_t id) { sockets_->remove(id); });
+                return Response::deferred([this, caller, request] {
+                  const auto space =
+                      awake(caller, access_space(caller, request, store::Permission::UseVnc),
+                            request, "display");
+                  check_running_upgrade(space, request);
+                  const int fd = options_.access->open_display(space.id);
+                  auto check = [this](const Caller& c, const Request& r) {
+                    check_running_upgrade(access_space(c, r, store::Permission::UseVnc), r);
+                  };
+                  return bridge_upgrade(
+                      fd, {},
+                      [this, request, check](std::shared_ptr<SocketPeer> peer) {
+                        return watch_socket(request, check, std::move(peer));
+                      },
+                      [this](std::uint64_t id) { sockets_->remove(id); });
+                });
               });
 }
 
 void Api::add_tunnel_route() {
   router_.add("GET", "/api/v1/spaces/{id}/tunnel/{port}", Access::Tunnel,
               [this](const Caller& caller, const Request& request) {
-                const auto space = tunnel_space(caller, request, /*wake=*/true);
-                const int fd = options_.access->open_port(space.id, port_of(request));
-                auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
-                return bridge_upgrade(
-                    fd, {.half_close = true},
-                    [this, request, check](std::shared_ptr<SocketPeer> peer) {
-                      return watch_socket(request, check, std::move(peer));
-                    },
-                    [this](std::uint64_t id) { sockets_->remove(id); });
+                return Response::deferred([this, caller, request] {
+                  const auto space = tunnel_space(caller, request, /*wake=*/true);
+                  const int fd = options_.access->open_port(space.id, port_of(request));
+                  auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
+                  return bridge_upgrade(
+                      fd, {.half_close = true},
+                      [this, request, check](std::shared_ptr<SocketPeer> peer) {
+                        return watch_socket(request, check, std::move(peer));
+                      },
+                      [this](std::uint64_t id) { sockets_->remove(id); });
+                });
               });
 }
 
@@ -247,17 +237,19 @@ void Api::add_tunnel_route() {
 void Api::add_terminal_route() {
   router_.add("GET", "/api/v1/spaces/{id}/terminal", Access::Terminal,
               [this](const Caller& caller, const Request& request) {
-                const auto space = terminal_space(caller, request, /*wake=*/true);
-                auto shell =
-                    options_.access->open_terminal(space.id, terminal_cells(request, "cols", 80),
-                                                   terminal_cells(request, "rows", 24));
-                auto check = [this](const Caller& c, const Request& r) { terminal_space(c, r); };
-                return terminal_upgrade(
-                    std::move(shell), {},
-                    [this, request, check](std::shared_ptr<SocketPeer> peer) {
-                      return watch_socket(request, check, std::move(peer));
-                    },
-                    [this](std::uint64_t id) { sockets_->remove(id); });
+                return Response::deferred([this, caller, request] {
+                  const auto space = terminal_space(caller, request, /*wake=*/true);
+                  auto shell =
+                      options_.access->open_terminal(space.id, terminal_cells(request, "cols", 80),
+                                                     terminal_cells(request, "rows", 24));
+                  auto check = [this](const Caller& c, const Request& r) { terminal_space(c, r); };
+                  return terminal_upgrade(
+                      std::move(shell), {},
+                      [this, request, check](std::shared_ptr<SocketPeer> peer) {
+                        return watch_socket(request, check, std::move(peer));
+                      },
+                      [this](std::uint64_t id) { sockets_->remove(id); });
+                });
               });
 }
 

@@ -1,6 +1,7 @@
 // GET /api/v1/events: server-sent events. First the events after `since` (or Last-Event-ID)
 // from the store, then live ones from the EventBus, without a gap or a duplicate between the
-// two; a user sees their own spaces' events, an admin everything.
+// two; a user sees their own spaces' events, an admin everything. A stream lives only as long
+// as the credential that opened it, and the caller's role.
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -34,8 +35,9 @@ struct EventStreamState {
   std::mutex mutex;
   std::shared_ptr<StreamSink> sink;
   int listener = 0;
-  bool live = false;    // replay done: listener events go straight out
-  bool closed = false;  // close() ran: nothing more happens
+  bool live = false;        // replay done: listener events go straight out
+  bool closed = false;      // close() ran: nothing more happens
+  std::uint64_t watch = 0;  // its credential's (Api::watch_credential)
   std::int64_t last = 0;
   std::deque<store::Event> buffered;  // live events that arrived during the replay
 };
@@ -163,7 +165,15 @@ void Api::add_event_routes() {
         const EventVisibility visible{&owners_, caller.admin(), caller.user.id};
         auto state = std::make_shared<EventStreamState>();
         auto stream = std::make_shared<Stream>();
-        stream->open = [this, state, since, visible](std::shared_ptr<StreamSink> sink) {
+        stream->open = [this, state, since, visible, request](std::shared_ptr<StreamSink> sink) {
+          // Ends within a second of the credential going (revoked, logged out, disabled) or
+          // the caller's role changing: what they may see was decided at the start.
+          state->watch = watch_credential(
+              request,
+              [admin = visible.admin](const Caller& now, const Request&) {
+                if (now.admin() != admin) throw HttpError(403, "the caller's role changed");
+              },
+              [sink] { sink->end(); });
           if (!start_listening(state, sink, events_, visible, stream_listeners_)) return;
           sink->send("retry: 2000\n\n");
           // Without `since`: only what happens from now on.
@@ -187,7 +197,10 @@ void Api::add_event_routes() {
             replays_done_.notify_all();
           }).detach();
         };
-        stream->close = [this, state] { stop_listening(*state, events_, stream_listeners_); };
+        stream->close = [this, state] {
+          sockets_->remove(state->watch);
+          stop_listening(*state, events_, stream_listeners_);
+        };
         Response response;
         response.status = 200;
         response.content_type = "text/event-stream";

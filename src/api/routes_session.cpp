@@ -3,6 +3,7 @@
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
+#include "api/origin.hpp"
 #include "util/strings.hpp"
 
 namespace bowline::api {
@@ -22,6 +23,7 @@ void Api::add_session_routes() {
         // grant: this keeps other sites from logging a browser in as someone else.
         if (util::to_lower(request.header("content-type")).rfind("application/json", 0) != 0)
           throw HttpError(415, "log in with a JSON body (Content-Type: application/json)");
+        check_origin_if_sent(request);
         const auto body = object_body(request);
         const auto username = required_string(body, "username");
         const auto password = required_string(body, "password");
@@ -29,6 +31,7 @@ void Api::add_session_routes() {
         auto response = Response::json(200, session_body(user_with_quota(login.user), login.csrf));
         response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie, request));
         response.headers.emplace_back("Cache-Control", "no-store");
+        response.authenticated = true;
         return response;
       });
 
@@ -39,12 +42,16 @@ void Api::add_session_routes() {
         auto response =
             Response::json(200, session_body(user_with_quota(found->user), found->session.csrf));
         response.headers.emplace_back("Cache-Control", "no-store");
+        response.authenticated = true;
         return response;
       });
 
   router_.add("DELETE", "/api/v1/session", Access::Public,
               [this](const Caller&, const Request& request) {
                 if (auto found = sessions_.find(request)) {
+                  Caller browser;
+                  browser.by_session = true;
+                  check_origin(browser, request);
                   if (!same_secret(request.header("x-csrf-token"), found->session.csrf))
                     throw HttpError(403, "this needs the session's X-CSRF-Token header");
                   sessions_.logout(request);

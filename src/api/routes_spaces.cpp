@@ -102,22 +102,25 @@ void Api::add_space_routes() {
         return response;
       });
 
-  router_.add(
-      "GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
-      [this](const Caller& caller, const Request& request) {
-        const auto space = visible_space(caller, request.param("id"));
-        const auto view = engine_.describe(space.id);
-        auto out = space_json_of(view.space);
-        out["address"] = view.address ? nlohmann::json(*view.address) : nlohmann::json();
-        out["info"] = space_info_json(view);
-        const auto owner = out.value("owner", "");
-        out["info"]["connect"] =
-            connect_json(view.space, owner == caller.user.username ? "" : owner);
-        if (auto stats = engine_.stats().space(space.id, std::numeric_limits<std::int64_t>::max()))
-          if (auto current = current_stats_json(*stats); !current.is_null())
-            out["stats"] = std::move(current);
-        return Response::json(200, out);
-      });
+  router_.add("GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
+              [this](const Caller& caller, const Request& request) {
+                const auto space = visible_space(caller, request.param("id"));
+                // The port check waits on the guest (half a second at most): off the HTTP workers.
+                return Response::deferred([this, caller, space] {
+                  const auto view = engine_.describe(space.id);
+                  auto out = space_json_of(view.space);
+                  out["address"] = view.address ? nlohmann::json(*view.address) : nlohmann::json();
+                  out["info"] = space_info_json(view);
+                  const auto owner = out.value("owner", "");
+                  out["info"]["connect"] =
+                      connect_json(view.space, owner == caller.user.username ? "" : owner);
+                  if (auto stats =
+                          engine_.stats().space(space.id, std::numeric_limits<std::int64_t>::max()))
+                    if (auto current = current_stats_json(*stats); !current.is_null())
+                      out["stats"] = std::move(current);
+                  return Response::json(200, out);
+                });
+              });
 
   // The guest's SSH host keys, known before its first boot (bowline made them): what
   // `bowline ssh` pins, so no client ever trusts a key on first use.

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "api/api.hpp"
+#include "api/origin.hpp"
 #include "engine/identifiers.hpp"
 #include "engine/space_archive.hpp"
 #include "engine/space_export.hpp"
@@ -199,6 +200,7 @@ void Api::add_export_routes() {
         const auto space = visible_space(caller, request.param("id"));
         // Refusals come before the upgrade, as ordinary answers (409 running, 422 not here).
         auto* files = engine_.disk_files();
+        check_origin(caller, request);
         if (!files) throw HttpError(422, "this server keeps no disks");
         auto stream = std::make_shared<engine::SpaceArchiveStream>(
             engine_.export_source(space.id), files->disks(), store_.clock().now_unix_ms() / 1000);
@@ -209,6 +211,10 @@ void Api::add_export_routes() {
         Response response;
         response.upgrade = upgrade;
         return response;
+        // Ends once the credential goes or the space is no longer the caller's to see.
+        watch_upgrade(*upgrade, request, [this](const Caller& c, const Request& r) {
+          visible_space(c, r.param("id"));
+        });
       });
   add_import_route();
 }
@@ -219,6 +225,7 @@ void Api::add_import_route() {
                 ImportAsk ask;
                 ask.name = query_value(request, "name").value_or("");
                 if (ask.name.empty())
+                check_origin(caller, request);
                   throw HttpError(400, "name: the new space's name is required");
                 engine::check_space_name(ask.name);
                 ask.owner = disk_owner(caller, query_value(request, "owner"));
@@ -235,6 +242,7 @@ void Api::add_import_route() {
                 return response;
               });
 }
+                watch_upgrade(*response.upgrade, request, [](const Caller&, const Request&) {});
 
 std::shared_ptr<Upgrade> Api::import_upgrade(const ImportAsk& ask) {
   auto state = std::make_shared<ImportState>();

@@ -11,7 +11,7 @@ std::shared_ptr<void> UserSlots::take(std::int64_t user) {
     if (count >= limit_)
       throw HttpError(429,
                       "you have " + std::to_string(count) + " " + what_ +
-                          " open, the most one user may (close one first)",
+                          ", the most one user may (" + advice_ + ")",
                       {{"retryAfter", 1}});
     ++count;
   }

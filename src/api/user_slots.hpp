@@ -1,6 +1,6 @@
-// How many of one kind of long-lived connection (WebSockets into spaces, event streams) each
-// user holds open, with a limit: one user's scripts or tabs cannot take every descriptor or
-// thread the server has from everyone else.
+// How many of one kind of long-lived connection (WebSockets into spaces, event streams) or of
+// slow answer each user holds, with a limit: one user's scripts or tabs cannot take every
+// descriptor or thread the server has from everyone else.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,10 @@ namespace bowline::api {
 
 class UserSlots {
  public:
-  // `what` names the kind in the refusal ("WebSockets into spaces").
-  UserSlots(std::size_t limit, std::string what) : limit_(limit), what_(std::move(what)) {}
+  // `what` names the kind in the refusal ("WebSockets into spaces open"), `advice` what to
+  // do about it.
+  UserSlots(std::size_t limit, std::string what, std::string advice = "close one first")
+      : limit_(limit), what_(std::move(what)), advice_(std::move(advice)) {}
 
   // One slot of `user`'s, released when the last copy of the result goes (keep it with the
   // connection). HttpError 429 when the user holds `limit` already.
@@ -26,6 +28,7 @@ class UserSlots {
 
   const std::size_t limit_;
   const std::string what_;
+  const std::string advice_;
   mutable std::mutex mutex_;
   std::map<std::int64_t, std::size_t> held_;
 };

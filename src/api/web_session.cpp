@@ -117,8 +117,17 @@ SessionLogin WebSessions::login(std::string_view username, std::string_view pass
   return out;
 }
 
+std::string WebSessions::session_cookie(const Request& request) const {
+  const auto header = request.header("cookie");
+  auto secret = cookie_value(header, kSecureSessionCookie);
+  // Where the cookie is always Secure, a plain one can only be someone else's doing.
+  if (secret.empty() && !request.tls && options_.secure_cookie != true)
+    secret = cookie_value(header, kSessionCookie);
+  return secret;
+}
+
 std::optional<WebSessions::Found> WebSessions::find(const Request& request) {
-  const auto cookie = cookie_value(request.header("cookie"), kSessionCookie);
+  const auto cookie = session_cookie(request);
   if (cookie.size() != 64 || cookie.find_first_not_of("0123456789abcdef") != std::string::npos)
     return std::nullopt;
   auto session = store_.sessions().use(token_hash(cookie), options_.idle.count());
@@ -129,7 +138,7 @@ std::optional<WebSessions::Found> WebSessions::find(const Request& request) {
 }
 
 void WebSessions::logout(const Request& request) {
-  const auto cookie = cookie_value(request.header("cookie"), kSessionCookie);
+  const auto cookie = session_cookie(request);
   if (!cookie.empty()) store_.sessions().remove_by_hash(token_hash(cookie));
 }
 
@@ -171,21 +180,24 @@ bool served_over_https(const Request& request) {
   return util::to_lower(request.header("origin")).rfind("https://", 0) == 0;
 }
 
-std::string WebSessions::secure_attribute(const Request& request) const {
+bool WebSessions::secure(const Request& request) const {
   // Over bowline's own HTTPS always: the cookie must never go back over plain HTTP.
-  const bool secure = request.tls || (options_.secure_cookie ? *options_.secure_cookie
-                                                             : served_over_https(request));
-  return secure ? "; Secure" : "";
+  return request.tls ||
+         (options_.secure_cookie ? *options_.secure_cookie : served_over_https(request));
 }
 
 std::string WebSessions::set_cookie(const std::string& value, const Request& request) const {
-  return std::string(kSessionCookie) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/" +
-         secure_attribute(request);
+  if (secure(request))
+    return std::string(kSecureSessionCookie) + "=" + value +
+           "; HttpOnly; SameSite=Strict; Path=/; Secure";
+  return std::string(kSessionCookie) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/";
 }
 
 std::string WebSessions::clear_cookie(const Request& request) const {
-  return std::string(kSessionCookie) + "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0" +
-         secure_attribute(request);
+  if (secure(request))
+    return std::string(kSecureSessionCookie) +
+           "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0; Secure";
+  return std::string(kSessionCookie) + "=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0";
 }
 
 }  // namespace bowline::api

@@ -1,6 +1,6 @@
-// Browser logins: the session cookie (HttpOnly, SameSite=Strict; only its SHA-256 is stored),
-// the CSRF token a browser echoes in X-CSRF-Token on state-changing requests, and a limiter
-// that slows password guessing down.
+// Browser logins: the session cookie (HttpOnly, SameSite=Strict, and __Host- with Secure over
+// HTTPS; only its SHA-256 is stored), the CSRF token a browser echoes in X-CSRF-Token on
+// state-changing requests, and a limiter that slows password guessing down.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,10 @@
 namespace bowline::api {
 
 inline constexpr const char* kSessionCookie = "bowline_session";
+// The name whenever the cookie is Secure: a browser takes a __Host- cookie only from an HTTPS
+// page and only without Domain, so it is this host's alone, and no plain-HTTP page (nor a
+// service on another port of the host, over plain HTTP) can set one in its place.
+inline constexpr const char* kSecureSessionCookie = "__Host-bowline_session";
 
 struct SessionOptions {
   std::chrono::milliseconds idle{std::chrono::hours(12)};
@@ -87,7 +91,10 @@ class WebSessions {
   // Seconds until `key` may try again; 0: now.
   std::int64_t locked_for(const std::string& key, std::int64_t now);
   void failed(const std::string& key, std::int64_t now);
-  std::string secure_attribute(const Request& request) const;
+  bool secure(const Request& request) const;
+  // The secret of the request's session cookie: the __Host- one, or the plain one where
+  // cookies are not Secure (plain HTTP, no TLS front end); "" when there is none.
+  std::string session_cookie(const Request& request) const;
 
   struct Failures {
     int count = 0;

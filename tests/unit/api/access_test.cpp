@@ -721,8 +721,9 @@ TEST_F(security_access, ChangingOnesPasswordNeedsTheCurrentOneAndEndsOtherSessio
   const auto here = log_in(port(), granted_);
   const auto elsewhere = log_in(port(), granted_);
   const auto patch = [&](const json& body) {
-    return client.request("PATCH", user, "", body.dump(),
-                          {here.cookie_header, "X-CSRF-Token: " + here.csrf});
+    return client.request(
+        "PATCH", user, "", body.dump(),
+        {here.cookie_header, "X-CSRF-Token: " + here.csrf, "Origin: http://127.0.0.1"});
   };
   EXPECT_EQ(patch({{"password", "a new long password"}}).status, 422);
   EXPECT_EQ(patch({{"password", "a new long password"}, {"currentPassword", "wrong"}}).status, 403);
@@ -857,18 +858,26 @@ TEST_F(AccessTest, LogInUseTheSessionAndLogOut) {
     ::close(fd);
   }
 
-  // Changing state needs the CSRF token on every such route.
+  // Changing state needs this server's Origin and the CSRF token on every such route.
+  const std::string page = "Origin: http://127.0.0.1";  // the Host HttpClient sends
   for (const auto& route : api_->router().routes()) {
     if (route.method == "GET" || route.access == Access::Public) continue;
     const auto target = path_for(route.pattern, granted_space_, granted_.username, tmpl_);
-    const auto none = client.request(route.method, target, "", "{}", {with_cookie});
+    const auto none = client.request(route.method, target, "", "{}", {with_cookie, page});
     EXPECT_EQ(none.status, 403) << route.method << " " << target << " " << none.body;
     const auto bad = client.request(route.method, target, "", "{}",
-                                    {with_cookie, "X-CSRF-Token: " + std::string(64, '0')});
+                                    {with_cookie, page, "X-CSRF-Token: " + std::string(64, '0')});
     EXPECT_EQ(bad.status, 403) << route.method << " " << target << " " << bad.body;
+    for (const std::string& from : {std::string(), std::string("Origin: https://evil.example")}) {
+      std::vector<std::string> headers = {with_cookie, "X-CSRF-Token: " + csrf};
+      if (!from.empty()) headers.push_back(from);
+      const auto foreign = client.request(route.method, target, "", "{}", headers);
+      EXPECT_EQ(foreign.status, 403) << route.method << " " << target << " " << from;
+      EXPECT_NE(foreign.body.find("Origin"), std::string::npos) << foreign.body;
+    }
   }
   const auto start = client.request("POST", "/api/v1/spaces/" + granted_space_ + "/restart", "",
-                                    "{}", {with_cookie, "X-CSRF-Token: " + csrf});
+                                    "{}", {with_cookie, page, "X-CSRF-Token: " + csrf});
   EXPECT_EQ(start.status, 202) << start.body;
 
   // The browser's WebSocket: the cookie and this server's Origin; without Origin it is refused.
@@ -881,9 +890,13 @@ TEST_F(AccessTest, LogInUseTheSessionAndLogOut) {
             403);
 
   // Logging out needs the token too, ends the session and clears the cookie.
-  EXPECT_EQ(client.request("DELETE", "/api/v1/session", "", "", {with_cookie}).status, 403);
-  const auto out =
-      client.request("DELETE", "/api/v1/session", "", "", {with_cookie, "X-CSRF-Token: " + csrf});
+  EXPECT_EQ(client.request("DELETE", "/api/v1/session", "", "", {with_cookie, page}).status, 403);
+  EXPECT_EQ(
+      client.request("DELETE", "/api/v1/session", "", "", {with_cookie, "X-CSRF-Token: " + csrf})
+          .status,
+      403);  // no Origin
+  const auto out = client.request("DELETE", "/api/v1/session", "", "",
+                                  {with_cookie, page, "X-CSRF-Token: " + csrf});
   EXPECT_EQ(out.status, 204);
   EXPECT_NE(out.header("set-cookie").find("Max-Age=0"), std::string::npos);
   EXPECT_EQ(client.request("GET", "/api/v1/session", "", "", {with_cookie}).status, 401);

@@ -101,6 +101,16 @@ TEST(security_connections, OutOfDescriptorsTheOldestStrangerGoesFirst) {
   EXPECT_EQ(ledger.open(), 1u);
 }
 
+TEST(security_connections, AStrangerWhoseRequestIsBeingAnsweredIsNotShed) {
+  ConnectionLedger ledger(small());
+  const auto answered = ledger.admit("192.0.2.1").id;
+  ledger.busy(answered);
+  for (int i = 0; i < 10; ++i)
+    for (auto shed : ledger.admit("192.0.2.1").shed) EXPECT_NE(shed, answered);
+  ledger.waiting(answered);  // answered, and not authenticated: the oldest stranger again
+  EXPECT_EQ(ledger.admit("192.0.2.1").shed.front(), answered);
+}
+
 TEST(security_connections, TheLimitsLeaveDescriptorsForEverythingElse) {
   const auto limits = connection_limits(8192, 512);
   EXPECT_EQ(limits.max_connections, 384u);

@@ -1,6 +1,8 @@
 // The HTTP layer: keep-alive, the body limit, malformed requests, methods, 100-continue.
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "api/router.hpp"
 #include "api_test_support.hpp"
 
@@ -80,10 +82,19 @@ TEST_F(HttpTest, UnknownPathsAndWrongMethods) {
 // A server of its own with one plain answer, so its limits can be small.
 class security_http : public ::testing::Test {
  protected:
-  void start(HttpServerOptions options) {
+  // `authenticated`: every answer says its request had a valid credential. "/slow" answers
+  // after two seconds, worked out off the workers (Response::deferred).
+  void start(HttpServerOptions options, bool authenticated = false) {
     options.port = 0;
-    server_ = std::make_unique<HttpServer>(options, [](Request&) {
-      return Response::json(200, {{"ok", true}});
+    server_ = std::make_unique<HttpServer>(options, [authenticated](Request& request) {
+      auto response = Response::json(200, {{"ok", true}});
+      if (request.path == "/slow")
+        response = Response::deferred([] {
+          std::this_thread::sleep_for(2s);
+          return Response::json(200, {{"slow", true}});
+        });
+      response.authenticated = authenticated;
+      return response;
     });
     server_->start();
   }
@@ -132,12 +143,12 @@ TEST_F(security_http, AHeaderThatNeverEndsIsCutOffAtTheHeaderTimeout) {
   ::close(trickle);
 }
 
-// Beyond max_connections a new connection is closed at once; those open are still served, and
-// a place that frees up is taken again.
+// Beyond max_connections, with every open one authenticated, a new connection is closed at
+// once; those open are still served, and a place that frees up is taken again.
 TEST_F(security_http, ConnectionsBeyondTheCapAreClosedAndTheOpenOnesServed) {
   HttpServerOptions options;
   options.max_connections = 4;
-  start(options);
+  start(options, /*authenticated=*/true);
   std::vector<std::unique_ptr<HttpClient>> open;
   for (int i = 0; i < 4; ++i) {
     open.push_back(std::make_unique<HttpClient>(server_->port()));
@@ -153,6 +164,45 @@ TEST_F(security_http, ConnectionsBeyondTheCapAreClosedAndTheOpenOnesServed) {
     std::this_thread::sleep_for(10ms);
   HttpClient again(server_->port());
   EXPECT_EQ(again.get("/x", "").status, 200);
+}
+
+// Connections that never finish a header, far more than the cap: a fresh client is still
+// answered at once (the oldest strangers are shed for it), and the count stays under the cap.
+TEST_F(security_http, AFloodOfHeaderlessConnectionsCannotKeepAFreshClientOut) {
+  HttpServerOptions options;
+  options.max_connections = 64;
+  start(options);
+  std::vector<int> flood;
+  for (int i = 0; i < 300; ++i) {
+    flood.push_back(connect_to(server_->port()));
+    send_all(flood.back(), "GET /x HTTP/1.1\r\nHost: x\r\n");  // and never the end
+  }
+  const auto began = std::chrono::steady_clock::now();
+  HttpClient fresh(server_->port());
+  EXPECT_EQ(fresh.get("/x", "").status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 1s);
+  EXPECT_LE(server_->open_connections(), 64u);
+  for (const int fd : flood) ::close(fd);
+}
+
+// Answers that wait on something (Response::deferred) hold no worker: with one worker and
+// three slow answers pending, a quick request is answered at once; the slow ones follow.
+TEST_F(security_http, DeferredAnswersLeaveTheWorkersFree) {
+  HttpServerOptions options;
+  options.workers = 1;
+  start(options);
+  std::vector<std::future<int>> slow;
+  for (int i = 0; i < 3; ++i)
+    slow.push_back(std::async(std::launch::async, [this] {
+      HttpClient client(server_->port());
+      return client.get("/slow", "").status;
+    }));
+  std::this_thread::sleep_for(200ms);
+  const auto began = std::chrono::steady_clock::now();
+  HttpClient quick(server_->port());
+  EXPECT_EQ(quick.get("/x", "").status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 1s);  // not after the slow ones (6 s)
+  for (auto& answer : slow) EXPECT_EQ(answer.get(), 200);
 }
 
 TEST(RouterTest, LiteralSegmentsWinAndParametersAreDecoded) {
