@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,8 @@ struct EngineSettings {
   StatsSettings stats;
   // When idle spaces are suspended (server.idle.*); each stats round looks.
   IdleSettings idle;
+  // This host's IPv4 addresses, which no bridged space is given; unset: its interfaces now.
+  std::function<std::set<std::uint32_t>()> host_addresses;
 };
 
 struct CreateSpaceRequest {

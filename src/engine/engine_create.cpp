@@ -128,8 +128,9 @@ store::Space Engine::insert_space(const store::NewSpace& fresh, const spec::Spec
   if (fresh.owner_id) check_quota(*fresh.owner_id, fresh.id, spec);
   auto space = store_.spaces().create(fresh);
   if (!node.fixed_address_refusal(spec)) {
-    const auto lease = ip ? Ipam(store_).lease_exact(spec.network, space.id, *ip)
-                          : Ipam(store_).lease_next(spec.network, space.id);
+    const auto lease =
+        ip ? Ipam(store_, settings_.host_addresses).lease_exact(spec.network, space.id, *ip)
+           : Ipam(store_, settings_.host_addresses).lease_next(spec.network, space.id);
     space.ip = store::format_ipv4(lease.ip);
     store_.spaces().set_ip(space.id, space.ip);
   }

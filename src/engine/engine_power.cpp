@@ -115,8 +115,9 @@ std::int64_t Engine::start_space(const std::string& id) {
     if (!current.ip) {
       const auto spec = space_spec(current);
       if (!node.fixed_address_refusal(spec))
-        store_.spaces().set_ip(id,
-                               store::format_ipv4(Ipam(store_).lease_next(spec.network, id).ip));
+        store_.spaces().set_ip(
+            id, store::format_ipv4(
+                    Ipam(store_, settings_.host_addresses).lease_next(spec.network, id).ip));
     }
     bring_up(id, {op}, {true, first, false});
   });
@@ -176,7 +177,7 @@ void Engine::set_ip(const std::string& id, const std::string& ip) {
                       "stop the space first: its address changes only while it is stopped");
   {
     auto transaction = store_.transaction();
-    Ipam(store_).lease_exact(spec.network, id, ip);
+    Ipam(store_, settings_.host_addresses).lease_exact(spec.network, id, ip);
     store_.spaces().set_ip(id, ip);
     transaction.commit();
   }

@@ -364,4 +364,12 @@ std::vector<spec::Ipv4Address> GuestGuard::addresses(const std::string& tap) con
   return {};
 }
 
+bool GuestGuard::guards(const std::string& tap) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [domain, nics] : domains_)
+    for (const auto& nic : nics)
+      if (nic.tap == tap) return true;
+  return false;
+}
+
 }  // namespace bowline::engine

@@ -90,6 +90,8 @@ class GuestGuard {
   // What the guard holds now: the NICs of each domain, the addresses each tap may use.
   std::map<std::string, std::vector<GuardedNic>> domains() const;
   std::vector<spec::Ipv4Address> addresses(const std::string& tap) const;
+  // Whether one of the guarded domains has a NIC on `tap`.
+  bool guards(const std::string& tap) const;
 
  private:
   void apply(const std::string& script, const std::string& what);

@@ -3,15 +3,11 @@
 #include <set>
 
 #include "engine/engine.hpp"
+#include "engine/guest_address.hpp"
 
 namespace bowline::engine {
 
 namespace {
-
-std::set<std::uint32_t> reserved(const spec::Network& n) {
-  const auto& net = *n.cidr;
-  return {net.address.value, net.broadcast().value, n.gateway.value_or(net.first_usable()).value};
-}
 
 std::string range_text(const spec::Network& n) {
   return n.range_start->to_string() + "-" + n.range_end->to_string();
@@ -19,15 +15,30 @@ std::string range_text(const spec::Network& n) {
 
 }  // namespace
 
+Ipam::Ipam(store::Store& store, std::function<std::set<std::uint32_t>()> host_addresses)
+    : store_(store), host_(host_addresses ? host_addresses() : host_ipv4_addresses()) {}
+
+// The network's own, broadcast and gateway addresses, and this host's within the range (a
+// guest given one would answer for the host, or the host for it).
+std::set<std::uint32_t> Ipam::reserved(const spec::Network& n) const {
+  const auto& net = *n.cidr;
+  std::set<std::uint32_t> out{net.address.value, net.broadcast().value,
+                              n.gateway.value_or(net.first_usable()).value};
+  for (const auto a : host_)
+    if (a >= n.range_start->value && a <= n.range_end->value) out.insert(a);
+  return out;
+}
+
 std::string Ipam::network_key(const spec::Network& n) {
   return "bridge:" + n.bridge + ":" + n.cidr->to_string();
 }
 
-std::string Ipam::unusable(const spec::Network& n, const std::string& text) {
+std::string Ipam::unusable(const spec::Network& n, const std::string& text) const {
   const auto address = spec::Ipv4Address::parse(text);
   if (!address) return "\"" + text + "\" is not an IPv4 address";
   if (address->value < n.range_start->value || address->value > n.range_end->value)
     return text + " is outside the template's address range " + range_text(n);
+  if (host_.contains(address->value)) return text + " is an address of this host";
   if (reserved(n).count(address->value))
     return text + " is the network's, broadcast or gateway address of " + n.cidr->to_string();
   return {};

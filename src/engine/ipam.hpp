@@ -4,6 +4,9 @@
 // (--ip) and a new one (set-ip).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 
 #include "spec/spec.hpp"
@@ -13,13 +16,16 @@ namespace bowline::engine {
 
 class Ipam {
  public:
-  explicit Ipam(store::Store& store) : store_(store) {}
+  // `host_addresses`: this host's own IPv4 addresses, which no space gets; unset: the host's
+  // interfaces now (engine/guest_address.hpp).
+  explicit Ipam(store::Store& store, std::function<std::set<std::uint32_t>()> host_addresses = {});
 
   // The key leases of this network are kept under: "bridge:br0:198.51.100.0/24".
   static std::string network_key(const spec::Network& network);
   // Empty when `address` is one a space of this network may have: inside the template's range
-  // (not only its subnet), and not the network's, broadcast or gateway address. Else why not.
-  static std::string unusable(const spec::Network& network, const std::string& address);
+  // (not only its subnet), and not the network's, broadcast or gateway address, nor one of
+  // this host's. Else why not.
+  std::string unusable(const spec::Network& network, const std::string& address) const;
 
   // The lowest free address of the range for the space (its own when it has one); EngineError
   // (Conflict) when the range is exhausted.
@@ -30,7 +36,9 @@ class Ipam {
                              const std::string& address);
 
  private:
+  std::set<std::uint32_t> reserved(const spec::Network& network) const;
   store::Store& store_;
+  std::set<std::uint32_t> host_;
 };
 
 }  // namespace bowline::engine

@@ -216,6 +216,10 @@ void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
   plan::place(plan, s.spec, place(s, plan));
   hypervisor_.define(
       libvirt::render_domain_xml(plan, libvirt::metadata_for(facts_of(s.space, s.tmpl), s.owner)));
+  remember_network(plan.domain_name,
+                   !plan.nics.empty() && plan.nics[0].type == plan::NicType::Network
+                       ? plan.nics[0].source
+                       : std::string());
 }
 
 void LibvirtNode::start_domain(const plan::Plan& plan) {
@@ -324,6 +328,7 @@ void LibvirtNode::tear_down(const store::Space& space) {
     // The space's own overlay goes with its directory below; the domain goes regardless.
   }
   hypervisor_.undefine(space.domain_name);
+  remember_network(space.domain_name, "");
   if (s_.guard) s_.guard->remove(space.domain_name);
   std::error_code ec;
   const auto dir = plan::space_dir(s_.node.images_path, space.domain_name);
@@ -404,20 +409,6 @@ std::vector<Orphan> LibvirtNode::orphans(const std::set<std::string>& known) {
   return out;
 }
 
-std::optional<std::string> LibvirtNode::address(const store::Space& space) {
-  for (auto source : {libvirt::AddressSource::Lease, libvirt::AddressSource::Agent}) {
-    try {
-      for (const auto& a : hypervisor_.interface_addresses(space.domain_name, source)) {
-        // The agent lists the guest's loopback and link-local addresses too: never a way in.
-        if (a.ipv6 || a.address.starts_with("127.") || a.address.starts_with("169.254.")) continue;
-        if (spec::Ipv4Address::parse(a.address)) return a.address;
-      }
-    } catch (const libvirt::HypervisorError&) {
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<Readiness> LibvirtNode::readiness(const store::Space& space) {
   return read_readiness(
       plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name)));
@@ -449,12 +440,16 @@ int LibvirtNode::open_display(const store::Space& space) {
 
 int LibvirtNode::open_port(const store::Space& space, std::uint16_t port,
                            std::chrono::milliseconds timeout) {
-  const auto to = space.ip ? space.ip : address(space);
-  if (!to)
+  // Decided now, not taken from an earlier answer: the guest's lease may have changed.
+  FoundAddress to;
+  try {
+    to = find_address(space);
+  } catch (const libvirt::HypervisorError& e) {
     throw EngineError(EngineError::Kind::Conflict,
-                      "the space has no address yet (its guest has not taken a DHCP lease): try "
-                      "again once it has booted");
-  return util::tcp_connect(*to, port, timeout);
+                      "the space's address cannot be read now: " + std::string(e.what()));
+  }
+  if (!to.address) throw EngineError(EngineError::Kind::Conflict, to.why_not);
+  return util::tcp_connect(*to.address, port, timeout);
 }
 
 nlohmann::json LibvirtNode::report() {

@@ -7,9 +7,11 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "engine/guest_address.hpp"
 #include "engine/guest_guard.hpp"
 #include "engine/host_probe.hpp"
 #include "engine/node.hpp"
@@ -37,6 +39,8 @@ struct LibvirtNodeSettings {
   util::Timer* timer = nullptr;
   // The node's record for GET /api/v1/nodes (the server's node check); unset: name and kind.
   std::function<nlohmann::json()> report;
+  // This host's IPv4 addresses, never a guest's (engine/guest_address.hpp); unset: getifaddrs.
+  std::function<std::set<std::uint32_t>()> host_addresses;
 };
 
 // Writes the space's cloud-init seed ISO when its bytes differ from the file's.
@@ -98,12 +102,25 @@ class LibvirtNode final : public Node {
 
   std::unique_ptr<util::ByteStream> open_console(const store::Space& space) override;
   int open_display(const store::Space& space) override;
-  // From this host to the guest's address (bridged: its lease; NAT: its DHCP lease).
+  // From this host to the guest's address (bridged: bowline's; NAT: its own DHCP lease),
+  // decided again at each connection (libvirt_node_addresses.cpp).
   int open_port(const store::Space& space, std::uint16_t port,
                 std::chrono::milliseconds timeout) override;
   nlohmann::json report() override;
 
  private:
+  // The address bowline connects to, or why there is none (libvirt_node_addresses.cpp).
+  struct FoundAddress {
+    std::optional<std::string> address;
+    std::string why_not;
+  };
+  FoundAddress find_address(const store::Space& space);
+  FoundAddress leased_address(const store::Space& space, const std::string& network,
+                              const std::string& mac);
+  AddressBarriers barriers(const std::string& network);
+  // The libvirt network of the domain's first NIC (nullopt: none, or a bridge).
+  std::optional<std::string> nic_network(const std::string& domain);
+  void remember_network(const std::string& domain, const std::string& network);
   plan::Plan plan_for(const NodeSpace& space) const;
   std::string resolve_image(const spec::Spec& spec, const Progress& progress);
   void prepare_disk(const plan::Plan& plan, const std::string& base, const spec::Spec& spec);
@@ -129,6 +146,8 @@ class LibvirtNode final : public Node {
   std::mutex shutoff_mutex_;
   std::condition_variable shutoff_;
   libvirt::Subscription subscription_;
+  std::mutex networks_mutex_;
+  std::map<std::string, std::string> nic_networks_;  // domain -> its first NIC's network
 };
 
 }  // namespace bowline::engine

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "engine/guest_address.hpp"
+
 namespace bowline::engine {
 
 namespace {
@@ -30,6 +32,12 @@ std::string first_line(const std::string& text) {
 }  // namespace
 
 std::string nft_ruleset(const std::vector<PortForward>& forwards) {
+  // A last line behind the engine's choice of address (engine/guest_address.hpp): a DNAT to
+  // an address no guest has would hand the host's port to whatever listens there.
+  for (const auto& f : forwards)
+    if (const auto why = guest_address_refusal(f.guest_address, {}))
+      throw std::invalid_argument("the external ports of space " + f.space_id +
+                                  " are not forwarded: " + *why);
   // "table" first: deleting a table that does not exist fails the whole transaction.
   std::string out = "table ip bowline\ndelete table ip bowline\n";
   if (forwards.empty()) return out;
@@ -83,6 +91,11 @@ void NftPortForwarder::accept_in_forward_chain() {
 
 void NftPortForwarder::apply(const std::vector<PortForward>& forwards) {
   std::lock_guard lock(mutex_);
+  const AddressBarriers host{host_ipv4_addresses(), {}};
+  for (const auto& f : forwards)
+    if (const auto why = guest_address_refusal(f.guest_address, host))
+      throw std::runtime_error("the external ports of space " + f.space_id +
+                               " are not forwarded: " + *why);
   if (!forwards.empty()) {
     std::string forwarding;
     std::ifstream(ip_forward_file_) >> forwarding;

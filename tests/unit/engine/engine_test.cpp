@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -976,12 +977,14 @@ TEST_F(EngineTest, LearnedAddressesComeFromOnePassOverTheLeases) {
   const auto mac = [](const store::Space& s) { return plan::mac_for(s.id, 0); };
   auto upper = mac(a);
   for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  seam.leases = {{"default", upper, "198.51.100.7", false, 100},
-                 {"default", mac(b), "198.51.100.9", false, 200},
-                 {"default", mac(b), "198.51.100.8", false, 100},  // the older lease
-                 {"default", mac(c), "fd00::5", true, 300},
-                 {"default", mac(stopped), "198.51.100.20", false, 100},
-                 {"default", mac(bridged), "198.51.100.21", false, 100}};
+  // Leases run out after `now` (libvirt lists no lease that ran out).
+  const std::int64_t now = std::time(nullptr) + 3600;
+  seam.leases = {{"default", upper, "198.51.100.7", false, now + 100},
+                 {"default", mac(b), "198.51.100.9", false, now + 200},
+                 {"default", mac(b), "198.51.100.8", false, now + 100},  // the older lease
+                 {"default", mac(c), "fd00::5", true, now + 300},
+                 {"default", mac(stopped), "198.51.100.20", false, now + 100},
+                 {"default", mac(bridged), "198.51.100.21", false, now + 100}};
   start_engine(seam);
   engine_->wait_idle();
   seam.per_domain = 0;
@@ -994,11 +997,14 @@ TEST_F(EngineTest, LearnedAddressesComeFromOnePassOverTheLeases) {
   timer_.advance(std::chrono::seconds(2));
   EXPECT_EQ(engine_->learned_addresses(), first) << "the same addresses make a new map";
   EXPECT_EQ(seam.passes, 2);
-  seam.leases.push_back({"default", mac(c), "198.51.100.10", false, 300});
+  seam.leases.push_back({"default", mac(c), "198.51.100.10", false, now + 300});
+  // A lease of its MAC in another network is not its address.
+  seam.leases.push_back({"elsewhere", mac(a), "198.51.100.30", false, now + 900});
   timer_.advance(std::chrono::seconds(2));
   const auto second = engine_->learned_addresses();
   EXPECT_NE(second, first);
   EXPECT_EQ(second->at(c.id), "198.51.100.10");
+  EXPECT_EQ(second->at(a.id), "198.51.100.7");
 }
 
 // A node that cannot read leases (libvirt's test driver) lists its spaces without addresses.
