@@ -7,6 +7,7 @@
 #include "api/json.hpp"
 #include "api/origin.hpp"
 #include "store/errors.hpp"
+#include "util/host_paths.hpp"
 #include "util/upstream_error.hpp"
 
 namespace bowline::api {
@@ -144,7 +145,6 @@ Response Api::route(Request& request, bool& authenticated) {
     auto response = error_response(405, request.method + " is not allowed here; use " + allow);
     response.headers.emplace_back("Allow", allow);
     return response;
-  } catch (const HttpError& e) {
   }
   // Admin-only routes say so in the route table; the handlers do not repeat it.
   if (match.route->access == Access::Admin) require_admin(caller);
@@ -193,19 +193,22 @@ std::shared_ptr<void> Api::own_work() {
 Response Api::guarded(const Request& request, const std::function<Response()>& body) {
   try {
     return body();
+  } catch (const HttpError& e) {
     auto response = error_response(e.status(), e.what(), e.extra());
     // A 429 says when to come back, in the header clients and proxies read.
     if (e.extra().is_object() && e.extra().contains("retryAfter"))
       response.headers.emplace_back("Retry-After", e.extra()["retryAfter"].dump());
     return response;
   } catch (const engine::EngineError& e) {
-    return error_response(status_of(e.kind()), e.what());
+    // The engine's words are for users; what it passes on from below may name host files.
+    return error_response(status_of(e.kind()), util::redact_host_paths(e.what()));
   } catch (const store::NotFoundError& e) {
     return error_response(404, e.what());
   } catch (const store::ConflictError& e) {
     return error_response(409, e.what());
   } catch (const util::UpstreamError& e) {
-    return server_error(request, 502, e.upstream() + ": " + e.what(), e.what());
+    return server_error(request, 502, util::redact_host_paths(e.upstream() + ": " + e.what()),
+                        e.what());
   } catch (const std::exception& e) {
     return server_error(request, 500, "internal error", e.what());
   }

@@ -1,6 +1,6 @@
-// /api/v1/disks: disks as objects (issue 15). A disk is its owner's: a user sees and changes
-// their own, an admin everyone's (?owner=USER names whose; ?all=1 lists all). Another user's
-// disk is answered as if it did not exist (404).
+// /api/v1/disks: disks as objects. A disk is its owner's: a user sees and changes their own, an
+// admin everyone's (?owner=USER names whose; ?all=1 lists all). Another user's disk is
+// answered as if it did not exist (404). No answer names a host file: a disk is a name.
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "spec/quantity.hpp"
@@ -25,9 +25,28 @@ nlohmann::json disk_json(const engine::DiskView& view) {
           {"sizeBytes", view.disk.size_bytes},
           {"size", spec::format_binary_size(static_cast<std::uint64_t>(view.disk.size_bytes))},
           {"source", view.disk.source},
-          {"path", view.disk.path},
           {"createdAt", view.disk.created_at},
           {"spaces", spaces}};
+}
+
+// The image a disk is made from, checked as a template's would be: plain http:// needs the
+// checksum that vouches for what arrives.
+spec::Image wanted_image(const std::string& reference, const nlohmann::json& body) {
+  spec::Image wanted;
+  wanted.reference = reference;
+  if (auto problem = spec::check_image(reference, wanted.kind); !problem.empty())
+    throw HttpError(422, "image: " + problem);
+  if (auto checksum = string_field(body, "imageChecksum")) {
+    std::string hex;
+    if (auto problem = spec::check_image_checksum(*checksum, hex); !problem.empty())
+      throw HttpError(422, "imageChecksum: " + problem);
+    wanted.sha256 = hex;
+  }
+  if (spec::is_plain_http_url(reference) && !wanted.sha256)
+    throw HttpError(422,
+                    "image: a plain http:// URL needs imageChecksum (sha256:...), since anyone "
+                    "on the way can alter it; or use https://");
+  return wanted;
 }
 
 }  // namespace
@@ -62,13 +81,9 @@ void Api::add_disk_routes() {
                 engine::CreateDiskRequest create;
                 create.owner_id = disk_owner(caller, string_field(body, "owner")).id;
                 create.name = required_string(body, "name");
-                if (auto image = string_field(body, "image")) {
-                  spec::Image wanted;
-                  wanted.reference = *image;
-                  if (auto problem = spec::check_image(*image, wanted.kind); !problem.empty())
-                    throw HttpError(422, "image: " + problem);
-                  create.image = wanted;
-                }
+                create.may_name_paths = caller.admin();
+                if (auto image = string_field(body, "image"))
+                  create.image = wanted_image(*image, body);
                 if (auto size = string_field(body, "size")) {
                   const auto parsed = spec::parse_size(*size);
                   if (!parsed.ok()) throw HttpError(422, "size: " + parsed.error());
@@ -80,6 +95,8 @@ void Api::add_disk_routes() {
                   if (!space) space = visible_space(caller, *from);
                   create.from_space = space->id;
                 }
+                create.snapshot = string_field(body, "snapshot");
+                create.from_disk = string_field(body, "fromDisk");
                 const auto disk = engine_.create_disk(create);
                 return Response::json(201, disk_json(engine_.disk_info(disk.owner_id, disk.name)));
               });

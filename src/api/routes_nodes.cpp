@@ -3,8 +3,23 @@
 #include <map>
 
 #include "api/api.hpp"
+#include "util/host_paths.hpp"
 
 namespace bowline::api {
+
+namespace {
+
+// A node's report as a user reads it: the checks and their words, without the host's paths
+// (the images directory, the library), which only admins need to fix what is missing.
+void redact_paths(nlohmann::json& value) {
+  if (value.is_string()) {
+    value = util::redact_host_paths(value.get<std::string>());
+  } else if (value.is_structured()) {
+    for (auto& item : value) redact_paths(item);
+  }
+}
+
+}  // namespace
 
 void Api::add_node_routes() {
   router_.add("GET", "/api/v1/nodes", Access::Any,
@@ -16,6 +31,7 @@ void Api::add_node_routes() {
                   throw HttpError(403, "only admins may ask for a fresh node check");
                 auto nodes = nlohmann::json::array();
                 for (auto& report : node_reports_) nodes.push_back(report->get(fresh));
+                if (!caller.admin()) redact_paths(nodes);
                 return Response::json(200, nodes);
               });
 

@@ -20,6 +20,7 @@
 #include "engine/space_export.hpp"
 #include "spec/loader.hpp"
 #include "spec/template_rules.hpp"
+#include "util/host_paths.hpp"
 
 namespace bowline::api {
 
@@ -36,8 +37,10 @@ std::string frame(char kind, std::string_view body) {
   return out;
 }
 
+// The words only: an error from qemu-img or the file system names host files.
 std::string error_frame(int status, const std::string& message) {
-  return frame('E', nlohmann::json{{"error", message}, {"status", status}}.dump());
+  return frame(
+      'E', nlohmann::json{{"error", util::redact_host_paths(message)}, {"status", status}}.dump());
 }
 
 // Waits while the client has more than kHighWater unread; false once it went away.
@@ -197,10 +200,10 @@ void Api::add_export_routes() {
   router_.add(
       "GET", "/api/v1/spaces/{id}/export", Access::OwnerOrAdmin,
       [this](const Caller& caller, const Request& request) {
+        check_origin(caller, request);
         const auto space = visible_space(caller, request.param("id"));
         // Refusals come before the upgrade, as ordinary answers (409 running, 422 not here).
         auto* files = engine_.disk_files();
-        check_origin(caller, request);
         if (!files) throw HttpError(422, "this server keeps no disks");
         auto stream = std::make_shared<engine::SpaceArchiveStream>(
             engine_.export_source(space.id), files->disks(), store_.clock().now_unix_ms() / 1000);
@@ -208,13 +211,13 @@ void Api::add_export_routes() {
         upgrade->open = [this, stream, files, name = space.name](std::shared_ptr<SocketPeer> peer) {
           on_own_thread([stream, files, name, peer] { run_export(stream, *files, name, peer); });
         };
-        Response response;
-        response.upgrade = upgrade;
-        return response;
         // Ends once the credential goes or the space is no longer the caller's to see.
         watch_upgrade(*upgrade, request, [this](const Caller& c, const Request& r) {
           visible_space(c, r.param("id"));
         });
+        Response response;
+        response.upgrade = upgrade;
+        return response;
       });
   add_import_route();
 }
@@ -222,10 +225,10 @@ void Api::add_export_routes() {
 void Api::add_import_route() {
   router_.add("GET", "/api/v1/spaces/import", Access::Any,
               [this](const Caller& caller, const Request& request) {
+                check_origin(caller, request);
                 ImportAsk ask;
                 ask.name = query_value(request, "name").value_or("");
                 if (ask.name.empty())
-                check_origin(caller, request);
                   throw HttpError(400, "name: the new space's name is required");
                 engine::check_space_name(ask.name);
                 ask.owner = disk_owner(caller, query_value(request, "owner"));
@@ -239,10 +242,10 @@ void Api::add_import_route() {
                 ask.admin = caller.admin();
                 Response response;
                 response.upgrade = import_upgrade(ask);
+                watch_upgrade(*response.upgrade, request, [](const Caller&, const Request&) {});
                 return response;
               });
 }
-                watch_upgrade(*response.upgrade, request, [](const Caller&, const Request&) {});
 
 std::shared_ptr<Upgrade> Api::import_upgrade(const ImportAsk& ask) {
   auto state = std::make_shared<ImportState>();

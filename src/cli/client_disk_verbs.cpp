@@ -1,4 +1,4 @@
-// bowline disk create|list|info|delete: disks as objects (issue 15), a user's by name, attached
+// bowline disk create|list|info|delete: disks as objects, a user's by name, attached
 // by the templates' `disks:` of that user's spaces.
 #include <iostream>
 #include <sstream>
@@ -31,7 +31,7 @@ std::string format_disks(const ojson& disks) {
 
 struct CreateArgs {
   ClientOptions client;
-  std::string name, image, size, from_space, owner;
+  std::string name, image, image_checksum, size, from_space, snapshot, from_disk, owner;
 };
 
 int create(const CreateArgs& a) {
@@ -39,7 +39,10 @@ int create(const CreateArgs& a) {
   ojson body{{"name", a.name}};
   if (!a.image.empty()) body["image"] = a.image;
   if (!a.size.empty()) body["size"] = a.size;
+  if (!a.image_checksum.empty()) body["imageChecksum"] = a.image_checksum;
   if (!a.from_space.empty()) body["fromSpace"] = a.from_space;
+  if (!a.snapshot.empty()) body["snapshot"] = a.snapshot;
+  if (!a.from_disk.empty()) body["fromDisk"] = a.from_disk;
   if (!a.owner.empty()) body["owner"] = a.owner;
   const auto disk = client.post("/api/v1/disks", body);
   if (a.client.json())
@@ -80,7 +83,7 @@ int info(const NameArgs& a) {
   if (a.client.json())
     print_json(disk);
   else
-    std::cout << format_disks(ojson::array({disk})) << "file: " << text_of(disk, "path") << "\n";
+    std::cout << format_disks(ojson::array({disk}));
   return kExitOk;
 }
 
@@ -106,13 +109,24 @@ void add_disk_verbs(CLI::App& app, int& exit_code) {
     cmd->add_option("NAME", a->name, "The disk's name (lowercase letters, digits, '-')")
         ->required();
     auto* image = cmd->add_option("--image", a->image,
-                                  "From an image: a library name, an https:// URL or a path");
+                                  "From an image: a library name or an https:// URL (admins: "
+                                  "also a path under server.kvm.import_paths)");
+    cmd->add_option("--image-checksum", a->image_checksum,
+                    "sha256:HEX the image must have (needed for a plain http:// URL)")
+        ->needs(image);
     auto* size = cmd->add_option("--size", a->size,
                                  "Blank of this size (10Gi); with --image: "
                                  "grown to it");
     auto* from = cmd->add_option("--from-space", a->from_space,
                                  "A copy of a stopped space's boot disk (its name or id)");
     from->excludes(image)->excludes(size);
+    cmd->add_option("--snapshot", a->snapshot,
+                    "With --from-space: a copy of the disk as this snapshot has it (the space "
+                    "may run)")
+        ->needs(from);
+    auto* from_disk =
+        cmd->add_option("--from-disk", a->from_disk, "A copy of another of your disks");
+    from_disk->excludes(image)->excludes(size)->excludes(from);
     cmd->add_option("--owner", a->owner, "Whose disk (admins; default: yours)");
     add_client_options(*cmd, a->client);
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return create(*a); }); });

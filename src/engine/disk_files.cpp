@@ -49,7 +49,8 @@ std::uint64_t DiskFiles::make(const fs::path& file, Make&& make_part) {
   std::error_code ec;
   if (fs::exists(fs::symlink_status(file, ec)))
     throw EngineError(EngineError::Kind::Conflict,
-                      "the file " + file.string() + " exists already (a leftover?): not replaced");
+                      "the disk's file exists already (a leftover of an earlier server?): it is "
+                      "not replaced; an admin finds it under the images path, volumes/");
   const auto part = fs::path(file.string() + ".part");
   fs::remove(part, ec);  // an earlier attempt's, interrupted
   try {
@@ -78,6 +79,13 @@ std::uint64_t DiskFiles::make_copy(const fs::path& file, const fs::path& source)
   return make(file, [&](const fs::path& part) { disks_.flatten(source, part, copy_timeout_); });
 }
 
+std::uint64_t DiskFiles::make_at_snapshot(const fs::path& file, const fs::path& source,
+                                          const std::string& snapshot) {
+  return make(file, [&](const fs::path& part) {
+    disks_.copy_at_snapshot(source, snapshot, part, std::nullopt, copy_timeout_);
+  });
+}
+
 std::uint64_t DiskFiles::adopt(const fs::path& file, const fs::path& staged) {
   return make(file, [&](const fs::path& part) { fs::rename(staged, part); });
 }
@@ -87,7 +95,7 @@ void DiskFiles::remove(const fs::path& file) {
   fs::remove(file, ec);
   if (ec)
     throw EngineError(EngineError::Kind::Conflict,
-                      "cannot remove " + file.string() + ": " + ec.message());
+                      "cannot remove the disk's file (" + ec.message() + ")");
 }
 
 std::uint64_t DiskFiles::virtual_size(const fs::path& file) {

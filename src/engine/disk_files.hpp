@@ -34,6 +34,9 @@ class DiskFiles {
                                 std::optional<std::uint64_t> bytes);
   // A standalone copy of another disk, its backing chain folded in.
   std::uint64_t make_copy(const std::filesystem::path& file, const std::filesystem::path& source);
+  // A standalone copy of a disk as its internal snapshot `snapshot` has it.
+  std::uint64_t make_at_snapshot(const std::filesystem::path& file,
+                                 const std::filesystem::path& source, const std::string& snapshot);
   // A file staged elsewhere on this filesystem (an import), moved in.
   std::uint64_t adopt(const std::filesystem::path& file, const std::filesystem::path& staged);
 

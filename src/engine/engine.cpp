@@ -2,6 +2,7 @@
 
 #include "engine/event_kinds.hpp"
 #include "spec/loader.hpp"
+#include "util/host_paths.hpp"
 
 namespace bowline::engine {
 
@@ -174,11 +175,16 @@ std::int64_t Engine::enqueue(const store::Space& space, const std::string& kind,
       store_.operations().succeed(op);
       events_.publish(event::kOperationSucceeded, id, {{"operation", op}, {"kind", kind}});
     } catch (const std::exception& e) {
-      store_.operations().fail(op, e.what());
+      // Users read the words; a host path in them (qemu-img, libvirt) goes to the log only.
+      const auto said = util::redact_host_paths(e.what());
+      if (said != e.what() && settings_.log)
+        settings_.log("bowline server: operation " + std::to_string(op) + " (" + kind +
+                      ") of space " + id + " failed: " + e.what());
+      store_.operations().fail(op, said);
       events_.publish(event::kOperationFailed, id,
-                      {{"operation", op}, {"kind", kind}, {"error", e.what()}});
+                      {{"operation", op}, {"kind", kind}, {"error", said}});
       if (failure_is_error && store_.spaces().get(id))
-        set_state(id, SpaceState::Error, kind + " failed: " + e.what());
+        set_state(id, SpaceState::Error, kind + " failed: " + said);
     }
   });
   return operation;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/disk_files.hpp"
@@ -68,6 +70,9 @@ struct EngineSettings {
   IdleSettings idle;
   // This host's IPv4 addresses, which no bridged space is given; unset: its interfaces now.
   std::function<std::set<std::uint32_t>()> host_addresses;
+  // Where the whole text of a failure goes when what users read of it was shortened (host
+  // paths left out); unset: nowhere.
+  std::function<void(const std::string&)> log;
 };
 
 struct CreateSpaceRequest {
@@ -125,13 +130,19 @@ struct Claimed {
   std::string agent_problem;              // why the agent could not do it, when Reboot
 };
 
-// bowline disk create: exactly one of image, size (with image: grown to it), from_space.
+// bowline disk create: exactly one of image, size (with image: grown to it), from_space (with
+// snapshot: as that snapshot has it), from_disk. A user names images, disks and snapshots,
+// never host files: an image path is taken only from an admin (may_name_paths), and then only
+// under server.kvm.import_paths (image/cache.hpp).
 struct CreateDiskRequest {
   std::int64_t owner_id = 0;
   std::string name;
   std::optional<spec::Image> image;
   std::optional<std::uint64_t> size_bytes;
   std::optional<std::string> from_space;  // a space id: a flattened copy of its boot disk
+  std::optional<std::string> snapshot;    // with from_space: one of its snapshots, by name
+  std::optional<std::string> from_disk;   // another disk of the same owner, copied
+  bool may_name_paths = false;            // the caller is an admin
 };
 
 // A disk and the spaces whose templates name it (their owner's disk of that name).
@@ -431,6 +442,9 @@ class Engine : public SpaceAccess {
   store::Space cloneable_source(const CloneRequest& request);
   void drop_clone_points(const store::Space& space);
   void check_disk_quota(std::int64_t owner_id, std::uint64_t bytes);
+  std::pair<std::uint64_t, std::string> make_disk_file(const store::User& owner,
+                                                       const std::filesystem::path& file,
+                                                       const CreateDiskRequest& request);
   // External ports (external_ports.cpp): held for the space's life, forwarded while it runs.
   bool publishes_ports(const store::Space& space, const spec::Spec& spec);
   void allocate_ports(const store::Space& space, const spec::Spec& spec);

@@ -1,11 +1,13 @@
-// Disks as objects (issue 15): a user's disk by name, made from an image, blank or copied from
-// a stopped space; attached by the templates' `disks:` of that user's spaces, kept when those
-// spaces go; counted against the owner's disk quota at its virtual size.
+// Disks as objects: a user's disk by name, made from an image, blank, copied from a stopped
+// space, a snapshot or another of the owner's disks; attached by the templates' `disks:` of that
+// user's spaces, kept when those spaces go; counted against the owner's disk quota at its virtual
+// size.
 #include "engine/engine.hpp"
 #include "engine/identifiers.hpp"
 #include "spec/boot_disk.hpp"
 #include "spec/quantity.hpp"
 #include "spec/validators.hpp"
+#include "util/host_paths.hpp"
 
 namespace bowline::engine {
 
@@ -102,21 +104,36 @@ std::filesystem::path Engine::boot_disk_of(const store::Space& space) {
   return disk_files_->space_disk(space.domain_name);
 }
 
+namespace {
+
+void check_disk_sources(const CreateDiskRequest& request) {
+  const int sources = (request.image ? 1 : 0) + (request.from_space ? 1 : 0) +
+                      (request.from_disk ? 1 : 0) + (request.size_bytes && !request.image ? 1 : 0);
+  if (sources != 1)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "a disk is made from exactly one of --image IMAGE (optionally grown with "
+                      "--size), --size SIZE, --from-space SPACE [--snapshot NAME] or --from-disk "
+                      "DISK");
+  if ((request.from_space || request.from_disk) && request.size_bytes)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "--from-space and --from-disk copy a disk as it is: no --size");
+  if (request.snapshot && !request.from_space)
+    throw EngineError(EngineError::Kind::Invalid, "--snapshot names a snapshot of --from-space");
+  if (request.image && request.image->kind == spec::ImageKind::Path && !request.may_name_paths)
+    throw EngineError(EngineError::Kind::Invalid,
+                      "image: a host path is not taken from users: name an image of the library "
+                      "or an https:// URL, or copy one of your disks (--from-disk) or a space's "
+                      "snapshot (--from-space SPACE --snapshot NAME)");
+}
+
+}  // namespace
+
 store::Disk Engine::create_disk(const CreateDiskRequest& request) {
   if (!disk_files_)
     throw EngineError(EngineError::Kind::Invalid, "this server keeps no disks (no libvirt node)");
   if (auto problem = spec::check_dns_label(request.name); !problem.empty())
     throw EngineError(EngineError::Kind::Invalid, "disk name: " + problem);
-  const int sources = (request.image ? 1 : 0) + (request.from_space ? 1 : 0) +
-                      (request.size_bytes && !request.image ? 1 : 0);
-  if (sources != 1)
-    throw EngineError(EngineError::Kind::Invalid,
-                      "a disk is made from exactly one of --image IMAGE (optionally grown with "
-                      "--size), --size SIZE or --from-space SPACE");
-  if (request.from_space && request.size_bytes)
-    throw EngineError(EngineError::Kind::Invalid,
-                      "--from-space copies the space's disk as it is: "
-                      "no --size");
+  check_disk_sources(request);
   std::lock_guard lock(disks_mutex_);
   const auto owner = store_.users().get(request.owner_id);
   if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
@@ -124,33 +141,7 @@ store::Disk Engine::create_disk(const CreateDiskRequest& request) {
     throw EngineError(EngineError::Kind::Conflict,
                       owner->username + " already has a disk named " + request.name);
   const auto file = disk_files_->path_of(owner->id, request.name);
-
-  std::string source;
-  std::uint64_t size = 0;
-  if (request.from_space) {
-    const auto space = require(*request.from_space);
-    if (space.state != store::SpaceState::Stopped)
-      throw EngineError(EngineError::Kind::Conflict,
-                        "the space " + space.name + " is " + store::to_string(space.state) +
-                            ": --from-space copies a stopped space's disk (bowline space stop " +
-                            space.name + ")");
-    const auto from = boot_disk_of(space);
-    check_disk_quota(owner->id, disk_files_->virtual_size(from));
-    size = disk_files_->make_copy(file, from);
-    source = "space " + space.name;
-  } else if (request.image) {
-    if (request.size_bytes) check_disk_quota(owner->id, *request.size_bytes);
-    try {
-      size = disk_files_->make_from_image(file, *request.image, request.size_bytes);
-    } catch (const image::ImageError& e) {
-      throw EngineError(EngineError::Kind::Invalid, std::string("image: ") + e.what());
-    }
-    source = "image " + request.image->reference;
-  } else {
-    check_disk_quota(owner->id, *request.size_bytes);
-    size = disk_files_->make_blank(file, *request.size_bytes);
-    source = "size " + spec::format_binary_size(*request.size_bytes);
-  }
+  const auto [size, source] = make_disk_file(*owner, file, request);
   try {
     // The image's own size is known once it is there: checked again with the real figure.
     check_disk_quota(owner->id, size);
@@ -160,6 +151,57 @@ store::Disk Engine::create_disk(const CreateDiskRequest& request) {
     disk_files_->remove(file);  // a failed create leaves nothing
     throw;
   }
+}
+
+// The file of a new disk, from what the request names; its virtual size and where it came
+// from, in words for `disk info`.
+std::pair<std::uint64_t, std::string> Engine::make_disk_file(const store::User& owner,
+                                                             const std::filesystem::path& file,
+                                                             const CreateDiskRequest& request) {
+  if (request.from_space) {
+    const auto space = require(*request.from_space);
+    if (request.snapshot) {
+      if (!snapshot_rows_.find(space.id, *request.snapshot))
+        throw EngineError(EngineError::Kind::NotFound,
+                          "the space " + space.name + " has no snapshot " + *request.snapshot);
+      const auto from = boot_disk_of(space);
+      check_disk_quota(owner.id, disk_files_->virtual_size(from));
+      return {disk_files_->make_at_snapshot(file, from, *request.snapshot),
+              "snapshot " + *request.snapshot + " of space " + space.name};
+    }
+    if (space.state != store::SpaceState::Stopped)
+      throw EngineError(EngineError::Kind::Conflict,
+                        "the space " + space.name + " is " + store::to_string(space.state) +
+                            ": --from-space copies a stopped space's disk (bowline space stop " +
+                            space.name + "), or one of its snapshots (--snapshot NAME)");
+    const auto from = boot_disk_of(space);
+    check_disk_quota(owner.id, disk_files_->virtual_size(from));
+    return {disk_files_->make_copy(file, from), "space " + space.name};
+  }
+  if (request.from_disk) {
+    const auto other = disk_rows_.find(owner.id, *request.from_disk);
+    if (!other)
+      throw EngineError(EngineError::Kind::NotFound,
+                        owner.username + " has no disk named " + *request.from_disk);
+    check_disk_quota(owner.id, static_cast<std::uint64_t>(other->size_bytes));
+    return {disk_files_->make_copy(file, other->path), "disk " + other->name};
+  }
+  if (request.image) {
+    if (request.size_bytes) check_disk_quota(owner.id, *request.size_bytes);
+    try {
+      return {disk_files_->make_from_image(file, *request.image, request.size_bytes),
+              "image " + request.image->reference};
+    } catch (const image::ImageError& e) {
+      throw EngineError(EngineError::Kind::Invalid, std::string("image: ") + e.what());
+    } catch (const image::DiskError& e) {
+      // The image is there but cannot back a disk (not qcow2, backed by another file).
+      throw EngineError(EngineError::Kind::Invalid,
+                        "image: it cannot back a disk: " + util::redact_host_paths(e.what()));
+    }
+  }
+  check_disk_quota(owner.id, *request.size_bytes);
+  return {disk_files_->make_blank(file, *request.size_bytes),
+          "size " + spec::format_binary_size(*request.size_bytes)};
 }
 
 store::Disk Engine::adopt_disk(std::int64_t owner_id, const std::string& name,

@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
 #include "image/sha256.hpp"
+#include "image/standalone_qcow2.hpp"
 #include "spec/validators.hpp"
 #include "util/hash.hpp"
 
@@ -84,6 +87,16 @@ void record_url(const fs::path& file, const std::string& url) {
   out << url << "\n";
 }
 
+// Whether `path` (canonical) is `root` itself or inside it, by whole components.
+bool is_within(const fs::path& path, const fs::path& root) {
+  auto p = path.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++p) {
+    if (r->empty()) continue;  // a root's trailing separator
+    if (p == path.end() || *p != *r) return false;
+  }
+  return true;
+}
+
 std::string describe(const std::error_code& ec) {
   return ec.message();
 }
@@ -112,6 +125,12 @@ struct ImageCache::Flight {
 };
 
 ImageCache::ImageCache(CacheOptions options) : options_(std::move(options)) {
+  // Compared after realpath(): a root given through a symbolic link is taken as its target.
+  for (auto& root : options_.import_paths) {
+    std::error_code ec;
+    auto canonical = fs::weakly_canonical(fs::absolute(root), ec);
+    root = ec ? fs::absolute(root).lexically_normal() : canonical;
+  }
   if (!options_.cloud_image_path.empty())
     options_.cloud_image_path = fs::absolute(options_.cloud_image_path).lexically_normal();
   if (!options_.base_image_path.empty())
@@ -153,37 +172,49 @@ fs::path ImageCache::resolve(const spec::Image& image, const Progress& progress)
       return resolve_library(image.reference);
     case spec::ImageKind::Url:
       return resolve_url(image, progress);
-    case spec::ImageKind::Path: {
-      const fs::path path(image.reference);
-      if (!path.is_absolute())
-        throw ImageError("the image path \"" + image.reference + "\" is not absolute");
-      std::error_code ec;
-      const auto status = fs::status(path, ec);
-      if (ec && ec != std::errc::no_such_file_or_directory)
-        throw ImageError("cannot access the base image " + image.reference + ": " + describe(ec));
-      if (!fs::exists(status))
-        throw ImageError("the base image " + image.reference + " does not exist");
-      if (!fs::is_regular_file(status))
-        throw ImageError("the base image " + image.reference + " is not a regular file");
-      return path;
-    }
+    case spec::ImageKind::Path:
+      return resolve_path(image.reference);
   }
   throw ImageError("unknown image kind");
 }
 
+fs::path ImageCache::resolve_path(const std::string& reference) const {
+  if (options_.import_paths.empty())
+    throw ImageError(
+        "this server takes no image paths (server.kvm.import_paths is empty): name an image of "
+        "the library or an https:// URL");
+  // The same words for a file that is missing, unreadable, a link out of the allowed
+  // directories or no standalone qcow2: an answer must not tell which host files exist.
+  const auto refused = ImageError(
+      "no usable image at that path: it must be a standalone qcow2 file under "
+      "server.kvm.import_paths");
+  char* real = ::realpath(reference.c_str(), nullptr);
+  if (!real) throw refused;
+  const fs::path path(real);
+  std::free(real);
+  const bool inside = std::any_of(options_.import_paths.begin(), options_.import_paths.end(),
+                                  [&](const fs::path& root) { return is_within(path, root); });
+  std::error_code ec;
+  if (!inside || !fs::is_regular_file(path, ec) || ::access(path.c_str(), R_OK) != 0 ||
+      !standalone_qcow2_problem(path).empty())
+    throw refused;
+  return path;
+}
+
 fs::path ImageCache::resolve_library(const std::string& name) const {
   const auto candidates = library_candidates(name);
-  std::string tried;
   for (const auto& candidate : candidates) {
     std::error_code ec;
     if (fs::is_regular_file(candidate, ec)) return candidate;
     if (ec && ec != std::errc::no_such_file_or_directory)
-      throw ImageError("cannot access " + candidate.string() + ": " + describe(ec));
-    tried += (tried.empty() ? "" : ", ") + candidate.string();
+      throw ImageError("the library's image \"" + name + "\" cannot be read: " + describe(ec));
   }
-  throw ImageError("no cloud image \"" + name + "\" in " + options_.cloud_image_path.string() +
-                   " (looked for " + tried +
-                   "): place the image there, or use an absolute path or an URL");
+  // Said without the library's directory (a host path), which the admin knows from the
+  // settings; the names tried are the name and the name with .qcow2.
+  throw ImageError("the image library has no \"" + name + "\"" +
+                   (name.ends_with(".qcow2") ? "" : " (nor \"" + name + ".qcow2\")") +
+                   ": an admin places images in server.kvm.cloud_image_path, or use an "
+                   "https:// URL");
 }
 
 fs::path ImageCache::resolve_url(const spec::Image& image, const Progress& progress) {

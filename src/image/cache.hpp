@@ -1,7 +1,8 @@
 // Where a template's image lives on this node: a bare name in the cloud-image library, an
-// absolute path as it is, or an URL downloaded once into the base cache under a name made of
-// a digest of the whole URL and its last path segment. The result is always an absolute path
-// to a regular file, ready to back a qcow2 overlay.
+// absolute path under one of the directories the settings allow (server.kvm.import_paths), or
+// an URL downloaded once into the base cache under a name made of a digest of the whole URL
+// and its last path segment. The result is always an absolute path to a regular file, ready
+// to back a qcow2 overlay.
 #pragma once
 
 #include <filesystem>
@@ -24,6 +25,9 @@ struct CacheOptions {
   std::filesystem::path cloud_image_path;  // the library that bare names resolve in
   std::filesystem::path base_image_path;   // where downloads are cached
   DownloadOptions download;
+  // The only directories an image path may name (after symbolic links are followed); empty:
+  // no path is taken at all.
+  std::vector<std::filesystem::path> import_paths;
 };
 
 // Safe to share between threads. Downloads run on the thread of the first caller for a
@@ -49,7 +53,9 @@ class ImageCache {
 
   // The base file for `image`. Progress is called during a download, from the thread that
   // downloads (possibly another caller's); a cached or local image reports nothing.
-  // Throws ImageError with a message naming what was looked for.
+  // Throws ImageError with a message naming what was looked for; for a path, one message
+  // whatever is wrong (missing, unreadable, not a standalone qcow2, outside import_paths), so
+  // that no answer tells whether a host file exists.
   std::filesystem::path resolve(const spec::Image& image, const Progress& progress = {});
 
   // Where an URL is cached; throws ImageError when the URL gives no safe file name.
@@ -64,6 +70,7 @@ class ImageCache {
  private:
   struct Flight;
   std::filesystem::path resolve_library(const std::string& name) const;
+  std::filesystem::path resolve_path(const std::string& reference) const;
   std::filesystem::path resolve_url(const spec::Image& image, const Progress& progress);
   void download(const spec::Image& image, const std::filesystem::path& file,
                 const Progress& progress);

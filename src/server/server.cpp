@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -64,6 +65,14 @@ engine::DomainTypeChoice decide_domain_type(const ServerSettings& settings,
   if (choice.probed) out << " (" << choice.verdict.detail << ")";
   out << "\n";
   return choice;
+}
+
+// One writer of log lines for the engine and the API, so their lines never interleave.
+std::function<void(const std::string&)> line_writer(std::ostream& err) {
+  return [&err, mutex = std::make_shared<std::mutex>()](const std::string& line) {
+    std::lock_guard lock(*mutex);
+    err << line << "\n" << std::flush;
+  };
 }
 
 engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
@@ -259,6 +268,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     image::CacheOptions cache_options;
     cache_options.cloud_image_path = settings.cloud_image_path;
     cache_options.base_image_path = settings.base_image_path;
+    cache_options.import_paths = settings.import_paths;
     cache_options.download.max_size = settings.max_image_size;
     image::ImageCache images(cache_options);
     util::SystemProcessRunner runner;
@@ -275,7 +285,10 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     local_settings.report =
         NodeReporter{settings, choice, store, hypervisor, host, runner, guard.get()};
     engine::LibvirtNode local(hypervisor, images, disks, host, std::move(local_settings));
-    engine::Engine engine(store, events, engine_settings_for(settings));
+    const auto log = line_writer(err);
+    auto engine_settings = engine_settings_for(settings);
+    engine_settings.log = log;
+    engine::Engine engine(store, events, engine_settings);
     engine.add_node(local);  // the first: the default node
     if (kubevirt.node) engine.add_node(*kubevirt.node);
     engine.set_port_forwarder(forwarder);
@@ -288,10 +301,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     api_options.sessions.trusted_proxies = settings.trusted_proxies;
     api_options.max_sockets_per_user = settings.max_sockets_per_user;
     api_options.max_streams_per_user = settings.max_streams_per_user;
-    api_options.log = [&err, mutex = std::make_shared<std::mutex>()](const std::string& line) {
-      std::lock_guard lock(*mutex);
-      err << line << "\n" << std::flush;
-    };
+    api_options.log = log;
     api::Api api(store, engine, events, api_options);
 
     api::StaticFiles web(settings.web_root);

@@ -91,6 +91,9 @@ const std::vector<SettingKey>& setting_keys() {
        "KNOT_KVM_CLOUD_IMAGE_PATH"},
       {"server.kvm.base_image_path", "--base-image-path", "BOWLINE_KVM_BASE_IMAGE_PATH",
        "where downloaded images are cached", "--kvm-base-image-path", "KNOT_KVM_BASE_IMAGE_PATH"},
+      {"server.kvm.import_paths", "--import-paths", "BOWLINE_KVM_IMPORT_PATHS",
+       "directories (comma-separated) under which an admin may name an image by its path; "
+       "empty, the default: no image is named by path"},
       {"server.kvm.max_image_size", "--max-image-size", "BOWLINE_KVM_MAX_IMAGE_SIZE",
        "the largest image a template's URL may download (64G, 512M)"},
       {"server.kvm.resolvers", "--resolvers", "BOWLINE_KVM_RESOLVERS",
@@ -407,6 +410,21 @@ void set_resolvers(ServerSettings& s, const Raw& r, const fs::path&) {
   s.resolvers = std::move(list);
 }
 
+void set_import_paths(ServerSettings& s, const Raw& r, const fs::path& cwd) {
+  std::vector<fs::path> list;
+  for (const auto& item : r.items)
+    for (auto& part : split_list(item)) {
+      fs::path p(part);
+      if (p.is_relative()) p = cwd / p;
+      p = p.lexically_normal();
+      if (p == p.root_path())
+        throw SettingsError("server.kvm.import_paths (" + r.where() +
+                            "): \"/\" would let an admin name any file of the host");
+      list.push_back(std::move(p));
+    }
+  s.import_paths = std::move(list);
+}
+
 // A count from 1 to `most`.
 std::size_t parse_count(const std::string& key, const Raw& raw, std::size_t most) {
   const auto text = util::trim(raw.text(key));
@@ -596,6 +614,7 @@ const std::map<std::string, Setter>& setters() {
       {"server.kvm.images_path", set_path<&ServerSettings::images_path>},
       {"server.kvm.cloud_image_path", set_path<&ServerSettings::cloud_image_path>},
       {"server.kvm.base_image_path", set_path<&ServerSettings::base_image_path>},
+      {"server.kvm.import_paths", set_import_paths},
       {"server.kvm.max_image_size", set_max_image_size},
       {"server.kvm.resolvers", set_resolvers},
       {"server.kvm.dedicated_cpus", set_dedicated_cpus},
@@ -692,6 +711,8 @@ std::string describe_settings(const ServerSettings& s) {
   for (auto c : s.dedicated_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
   std::string resolvers;
   for (const auto& r : s.resolvers) resolvers += (resolvers.empty() ? "" : ",") + r;
+  std::string imports;
+  for (const auto& p : s.import_paths) imports += (imports.empty() ? "" : ",") + p.string();
   std::string proxies;
   for (const auto& p : s.trusted_proxies) proxies += (proxies.empty() ? "" : ",") + p.to_string();
   const std::map<std::string, std::string> values{
@@ -704,6 +725,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.images_path", s.images_path.string()},
       {"server.kvm.cloud_image_path", s.cloud_image_path.string()},
       {"server.kvm.base_image_path", s.base_image_path.string()},
+      {"server.kvm.import_paths", imports},
       {"server.kvm.max_image_size", spec::format_binary_size(s.max_image_size)},
       {"server.kvm.resolvers", resolvers},
       {"server.kvm.dedicated_cpus", cpus},

@@ -63,6 +63,9 @@ struct ServerSettings {
   std::filesystem::path images_path = "/var/lib/libvirt/images/bowline";
   std::filesystem::path cloud_image_path;  // default <images_path>/cloud-images
   std::filesystem::path base_image_path;   // default <images_path>/base
+  // Directories under which an admin may name an image by path (templates, disk create); the
+  // default, empty, takes no path at all: users name images, never host files.
+  std::vector<std::filesystem::path> import_paths;
   // The largest image a template's URL may download, in bytes.
   std::uint64_t max_image_size = std::uint64_t{64} << 30;
   std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};

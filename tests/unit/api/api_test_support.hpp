@@ -367,6 +367,8 @@ class ApiStack {
                                                   *images_cache_, *disks_, probe_, local);
     engine_ = std::make_unique<engine::Engine>(*store_, *events_, std::move(engine));
     engine_->add_node(*node_);
+    disk_files_ = std::make_unique<engine::DiskFiles>(images_, *images_cache_, *disks_);
+    engine_->set_disk_files(*disk_files_);
     engine_->start();
     api_ = std::make_unique<Api>(*store_, *engine_, *events_, ApiOptions{});
     server_ = std::make_unique<HttpServer>(std::move(http),
@@ -434,6 +436,7 @@ class ApiStack {
   std::unique_ptr<image::Disks> disks_;
   std::unique_ptr<engine::EventBus> events_;
   std::unique_ptr<engine::LibvirtNode> node_;
+  std::unique_ptr<engine::DiskFiles> disk_files_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<HttpServer> server_;

@@ -1,4 +1,4 @@
-// Disks as objects (issue 15) through the engine: libvirt's test driver, a real SQLite file and
+// Disks as objects through the engine: libvirt's test driver, a real SQLite file and
 // real qcow2 files made by qemu-img. Suite names are lowercase so that `ctest -R disk` runs them.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -142,6 +142,71 @@ TEST_F(disk_objects, FromSpaceCopiesAStoppedSpacesDisk) {
   const auto disk = engine_->create_disk(copy);
   EXPECT_EQ(disk.source, "space src");
   EXPECT_FALSE(disks_->info(disk.path).backing_file.has_value());  // standalone
+}
+
+// A user names images, disks and snapshots, never host files; an admin names a path only
+// under server.kvm.import_paths (none here). Either refusal leaves no file and no row.
+class security_disk_sources : public fixture::EngineFixture {};
+
+TEST_F(security_disk_sources, AUserNamesNoHostPathAndAnAdminNoneOutsideTheImportPaths) {
+  const auto victim = blank("secret", bob_);
+  CreateDiskRequest loot;
+  loot.owner_id = alice_;
+  loot.name = "loot";
+  loot.image = spec::Image{spec::ImageKind::Path, victim.path, std::nullopt};
+  const auto refused = message_of([&] { engine_->create_disk(loot); }, EngineError::Kind::Invalid);
+  EXPECT_NE(refused.find("a host path is not taken from users"), std::string::npos) << refused;
+  EXPECT_EQ(refused.find(victim.path), std::string::npos);
+  loot.may_name_paths = true;  // an admin: still no path outside server.kvm.import_paths
+  for (const auto& path : {victim.path, std::string("/etc/shadow"), std::string("/no/such")}) {
+    loot.image->reference = path;
+    const auto message =
+        message_of([&] { engine_->create_disk(loot); }, EngineError::Kind::Invalid);
+    EXPECT_NE(message.find("takes no image paths"), std::string::npos) << message;
+    EXPECT_EQ(message.find(path), std::string::npos) << message;
+  }
+  EXPECT_FALSE(store::DiskRepository(store_->db(), clock_).find(alice_, "loot"));
+  EXPECT_FALSE(fs::exists(images_ / "volumes" / std::to_string(alice_) / "loot.qcow2"));
+}
+
+TEST_F(disk_objects, FromDiskCopiesTheOwnersOwnDiskOnly) {
+  const auto mine = blank("mine", alice_);
+  blank("theirs", bob_);
+  CreateDiskRequest copy;
+  copy.owner_id = alice_;
+  copy.name = "copy";
+  copy.from_disk = "theirs";  // bob's: alice has none of that name
+  EXPECT_NE(message_of([&] { engine_->create_disk(copy); }, EngineError::Kind::NotFound)
+                .find("alice has no disk named theirs"),
+            std::string::npos);
+  copy.from_disk = "mine";
+  const auto made = engine_->create_disk(copy);
+  EXPECT_EQ(made.source, "disk mine");
+  EXPECT_EQ(made.size_bytes, mine.size_bytes);
+  EXPECT_FALSE(disks_->info(made.path).backing_file.has_value());  // standalone
+}
+
+TEST_F(disk_objects, FromASnapshotCopiesTheDiskAsTheSnapshotHasIt) {
+  const auto tmpl = add_template("image: tiny\n");
+  const auto s = space(create(tmpl, "src").space.id);
+  ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
+  engine_->snapshot_space(s.id, "before", false);
+  engine_->wait_idle();
+  // The test driver keeps snapshot metadata only: the qcow2 gets its snapshot from qemu-img.
+  const auto overlay = files_->space_disk(s.domain_name);
+  ASSERT_EQ(std::system(("qemu-img snapshot -c before " + overlay.string()).c_str()), 0);
+  CreateDiskRequest copy;
+  copy.owner_id = alice_;
+  copy.name = "at-before";
+  copy.from_space = s.id;
+  copy.snapshot = "nope";
+  EXPECT_NE(message_of([&] { engine_->create_disk(copy); }, EngineError::Kind::NotFound)
+                .find("has no snapshot nope"),
+            std::string::npos);
+  copy.snapshot = "before";  // the space keeps running
+  const auto disk = engine_->create_disk(copy);
+  EXPECT_EQ(disk.source, "snapshot before of space src");
+  EXPECT_FALSE(disks_->info(disk.path).backing_file.has_value());
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ class EngineFixture : public ::testing::Test {
     store_ = std::make_unique<store::Store>(root_ / "bowline.db", clock_);
     hypervisor_ = std::make_unique<TestDriver>();
     cache_ = std::make_unique<image::ImageCache>(
-        image::CacheOptions{images_ / "cloud-images", images_ / "base", {}});
+        image::CacheOptions{images_ / "cloud-images", images_ / "base", {}, {}});
     disks_ = std::make_unique<image::Disks>(runner_);
     files_ = std::make_unique<DiskFiles>(images_, *cache_, *disks_);
     bus_ = std::make_unique<EventBus>(*store_);

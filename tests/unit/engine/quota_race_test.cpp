@@ -80,7 +80,7 @@ TEST(security_quota_race, TwoCreatesHeldTogetherAtAdmissionCannotBothTakeTheLast
   libvirt::LibvirtHypervisor real(libvirt::LibvirtOptions{"test:///default"});
   const auto marker = "race" + std::to_string(getpid()) + "-";
   Rendezvous seam(real, marker, 2);
-  image::ImageCache cache({images / "cloud-images", images / "base", {}});
+  image::ImageCache cache({images / "cloud-images", images / "base", {}, {}});
   image::Disks disks(runner);
   EventBus bus(store);
   LibvirtNodeSettings local;

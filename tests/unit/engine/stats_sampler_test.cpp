@@ -185,7 +185,7 @@ class StatsSamplerRounds : public ::testing::Test {
   store::Store store_{dir_.path() / "bowline.db", clock_};
   libvirt::LibvirtHypervisor test_driver_{libvirt::LibvirtOptions{"test:///default"}};
   ScriptedStats scripted_{test_driver_};
-  image::ImageCache cache_{image::CacheOptions{dir_.path() / "cloud", dir_.path() / "base", {}}};
+  image::ImageCache cache_{image::CacheOptions{dir_.path() / "cloud", dir_.path() / "base", {}, {}}};
   util::SystemProcessRunner runner_;
   image::Disks disks_{runner_};
   FakeHost host_;

@@ -43,7 +43,7 @@ class TwoNodes : public ::testing::Test {
     EXPECT_EQ(std::system(("qemu-img create -q -f qcow2 " + base.string() + " 16M").c_str()), 0);
     store_ = std::make_unique<store::Store>(root_ / "bowline.db", clock_);
     cache_ = std::make_unique<image::ImageCache>(
-        image::CacheOptions{root_ / "cache" / "cloud-images", root_ / "cache" / "base", {}});
+        image::CacheOptions{root_ / "cache" / "cloud-images", root_ / "cache" / "base", {}, {}});
     disks_ = std::make_unique<image::Disks>(runner_);
     bus_ = std::make_unique<EventBus>(*store_);
     for (const std::string name : {"east", "west"}) {

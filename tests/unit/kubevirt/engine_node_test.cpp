@@ -86,7 +86,7 @@ class EngineNode : public ::testing::Test {
       hypervisor_ =
           std::make_unique<libvirt::LibvirtHypervisor>(libvirt::LibvirtOptions{"test:///default"});
       cache_ = std::make_unique<image::ImageCache>(
-          image::CacheOptions{images_ / "cloud-images", images_ / "base", {}});
+          image::CacheOptions{images_ / "cloud-images", images_ / "base", {}, {}});
       disks_ = std::make_unique<image::Disks>(runner_);
       bus_ = std::make_unique<engine::EventBus>(*store_);
       alice_ = store_->users()

@@ -110,6 +110,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.kvm.cloud_image_path", {"/f", "/e", "/g"}},
       {"server.kvm.base_image_path", {"/f", "/e", "/g"}},
       {"server.kvm.max_image_size", {"1G", "2GiB", "512M"}},
+      {"server.kvm.import_paths", {"/f", "/e", "/g,/h"}},
       {"server.kvm.resolvers", {"8.8.8.8", "8.8.4.4", "::1"}},
       {"server.kvm.dedicated_cpus", {"1", "2-3", "4,6"}},
       {"server.external_ports", {"1000-1999", "2000-2999", "3000-3000"}},
