@@ -92,12 +92,19 @@ std::int64_t Engine::snapshot_space(const std::string& id, const std::string& na
           }
           throw;
         }
-        events_.publish(event::kSnapshotCreated, id,
-                        {{"name", name},
-                         {"memory", row.memory},
-                         {"bestEffort", row.best_effort},
-                         {"sizeBytes", row.size_bytes}});
-        progress(op, id, "snapshot taken", 100);
+        nlohmann::json said{{"name", name},
+                            {"memory", row.memory},
+                            {"bestEffort", row.best_effort},
+                            {"sizeBytes", row.size_bytes}};
+        // Why it is best effort, and what went wrong around it, is kept with its event.
+        if (!taken.best_effort_reason.empty()) said["bestEffortReason"] = taken.best_effort_reason;
+        if (!taken.warning.empty()) said["warning"] = taken.warning;
+        events_.publish(event::kSnapshotCreated, id, said);
+        progress(op, id,
+                 taken.best_effort ? "snapshot taken, best effort: " + taken.best_effort_reason
+                 : !taken.warning.empty() ? "snapshot taken; " + taken.warning
+                                          : std::string("snapshot taken"),
+                 100);
       },
       false);
 }

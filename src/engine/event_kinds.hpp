@@ -41,9 +41,10 @@ inline constexpr EventKind kDomainLifecycle{
     "{event}: what libvirt said of the space's domain (\"stopped (shutdown)\")"};
 
 // A space's state kept (issue 15).
-inline constexpr EventKind kSnapshotCreated{"snapshot.created",
-                                            "{name, memory, bestEffort, sizeBytes}: a snapshot was "
-                                            "taken (bestEffort: filesystems not frozen)"};
+inline constexpr EventKind kSnapshotCreated{
+    "snapshot.created",
+    "{name, memory, bestEffort, sizeBytes, bestEffortReason?, warning?}: a snapshot was taken "
+    "(bestEffort: filesystems not frozen, bestEffortReason: why; warning: not thawed after)"};
 inline constexpr EventKind kSnapshotRestored{
     "snapshot.restored", "{name, memory}: the space's disks (and memory) are the snapshot's again"};
 inline constexpr EventKind kSnapshotDeleted{"snapshot.deleted", "{name}: a snapshot was removed"};

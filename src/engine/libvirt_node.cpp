@@ -329,6 +329,10 @@ void LibvirtNode::tear_down(const store::Space& space) {
   }
   hypervisor_.undefine(space.domain_name);
   remember_network(space.domain_name, "");
+  {
+    std::lock_guard lock(snapshot_locks_mutex_);
+    snapshot_locks_.erase(space.domain_name);
+  }
   if (s_.guard) s_.guard->remove(space.domain_name);
   std::error_code ec;
   const auto dir = plan::space_dir(s_.node.images_path, space.domain_name);

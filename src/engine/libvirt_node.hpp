@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -135,6 +136,14 @@ class LibvirtNode final : public Node {
   std::string own_domain(const store::Space& space);
   // Every snapshot of the space's domain goes, with its data in the disks (tear_down).
   void delete_all_snapshots(const std::string& domain);
+  // The guest's filesystems frozen for a snapshot, or why not (libvirt_node_snapshots.cpp).
+  struct Freeze {
+    bool frozen = false;
+    std::string why_not;
+  };
+  Freeze freeze_guest(const std::string& domain);
+  std::optional<std::string> thaw_guest(const std::string& domain);
+  std::shared_ptr<std::mutex> snapshot_lock(const std::string& domain);
 
   libvirt::Hypervisor& hypervisor_;
   image::ImageCache& images_;
@@ -146,6 +155,8 @@ class LibvirtNode final : public Node {
   std::mutex shutoff_mutex_;
   std::condition_variable shutoff_;
   libvirt::Subscription subscription_;
+  std::mutex snapshot_locks_mutex_;
+  std::map<std::string, std::shared_ptr<std::mutex>> snapshot_locks_;  // by domain
   std::mutex networks_mutex_;
   std::map<std::string, std::string> nic_networks_;  // domain -> its first NIC's network
 };

@@ -71,30 +71,64 @@ SnapshotTaken LibvirtNode::take_snapshot(const store::Space& space, const std::s
                       "in qcow2): stop the space " +
                           space.name + " and take the snapshot then");
   taken.memory = memory;
-  bool frozen = false;
+  // One snapshot of a domain at a time (a clone's and its owner's): a second freeze would be
+  // undone by the first one's thaw halfway through the second snapshot.
+  const auto mutex = snapshot_lock(domain);
+  std::lock_guard one_at_a_time(*mutex);
+  Freeze freeze;
   if (taken.running && !memory) {
-    try {
-      frozen = hypervisor_.freeze_filesystems(domain) > 0;
-    } catch (const libvirt::HypervisorError&) {
-      // No agent, or it did not answer: the disks are as a power cut would leave them.
-    }
-    taken.best_effort = !frozen;
+    freeze = freeze_guest(domain);
+    taken.best_effort = !freeze.frozen;
+    taken.best_effort_reason = freeze.why_not;
   }
   try {
     hypervisor_.create_snapshot(domain, name,
                                 memory ? "bowline: disks and memory" : "bowline: disks");
   } catch (...) {
-    if (frozen) {
-      try {
-        hypervisor_.thaw_filesystems(domain);
-      } catch (...) {
-      }
-    }
+    if (freeze.frozen) thaw_guest(domain);
     throw;
   }
-  if (frozen) hypervisor_.thaw_filesystems(domain);
+  // The snapshot is there and consistent: a thaw that fails does not undo it, it is told.
+  if (freeze.frozen)
+    if (const auto why = thaw_guest(domain))
+      taken.warning = "the guest's filesystems could not be thawed after the snapshot (" + *why +
+                      "): they stay frozen until the guest agent answers a thaw, or the space "
+                      "restarts";
   for (const auto& file : disks.files) taken.size_bytes += allocated(file);
   return taken;
+}
+
+// Bounded by the hypervisor's wait for the agent (LibvirtOptions::agent_timeout): a guest
+// whose agent never answers costs the snapshot that long, then it is taken best effort.
+LibvirtNode::Freeze LibvirtNode::freeze_guest(const std::string& domain) {
+  try {
+    if (hypervisor_.freeze_filesystems(domain) > 0) return {true, ""};
+    return {false, "the guest agent froze no filesystem"};
+  } catch (const libvirt::HypervisorError& e) {
+    std::string why = "the guest's filesystems could not be frozen: " + e.cause();
+    // A freeze that timed out may still be done in the guest later: thawed at once, so the
+    // guest is never left frozen by a snapshot taken without it.
+    if (const auto thaw = thaw_guest(domain); thaw && *thaw != e.cause())
+      why += "; the thaw after it failed too: " + *thaw;
+    return {false, why};
+  }
+}
+
+// Why the thaw failed; nullopt when it did not.
+std::optional<std::string> LibvirtNode::thaw_guest(const std::string& domain) {
+  try {
+    hypervisor_.thaw_filesystems(domain);
+    return std::nullopt;
+  } catch (const libvirt::HypervisorError& e) {
+    return e.cause().empty() ? std::string(e.what()) : e.cause();
+  }
+}
+
+std::shared_ptr<std::mutex> LibvirtNode::snapshot_lock(const std::string& domain) {
+  std::lock_guard lock(snapshot_locks_mutex_);
+  auto& mutex = snapshot_locks_[domain];
+  if (!mutex) mutex = std::make_shared<std::mutex>();
+  return mutex;
 }
 
 Observation LibvirtNode::restore_snapshot(const store::Space& space, const std::string& name,

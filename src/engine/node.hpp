@@ -114,10 +114,14 @@ struct Orphan {
 
 // A snapshot as the node took it (take_snapshot).
 struct SnapshotTaken {
-  bool running = false;         // the machine was running
-  bool memory = false;          // it holds the running state (restore resumes it)
-  bool best_effort = false;     // running, and the guest's filesystems could not be frozen
-  std::int64_t size_bytes = 0;  // what the machine's disk files held when it was taken
+  bool running = false;            // the machine was running
+  bool memory = false;             // it holds the running state (restore resumes it)
+  bool best_effort = false;        // running, and the guest's filesystems could not be frozen
+  std::int64_t size_bytes = 0;     // what the machine's disk files held when it was taken
+  std::string best_effort_reason;  // why they could not be ("the guest agent did not answer")
+  // Something the user should know although the snapshot is good (the guest's filesystems
+  // could not be thawed afterwards).
+  std::string warning;
 };
 
 class Node {

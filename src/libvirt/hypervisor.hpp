@@ -148,10 +148,13 @@ class Subscription {
 
 // ---- guest addresses ---------------------------------------------------------------------
 
-enum class AddressSource { Lease, Agent };  // VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_*
+// VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_*: the DHCP leases of the domain's networks only. The
+// guest agent's list is not offered: what a guest says of itself is never where bowline
+// connects (engine/guest_address.hpp).
+enum class AddressSource { Lease };
 
 struct InterfaceAddress {
-  std::string interface;  // the host-side name (lease) or the guest's name (agent)
+  std::string interface;  // the host-side name
   std::string mac;
   std::string address;
   unsigned prefix = 0;
@@ -304,7 +307,8 @@ class Hypervisor {
   // One entry per address; the domain must be running.
   virtual std::vector<InterfaceAddress> interface_addresses(const std::string& name,
                                                             AddressSource source) = 0;
-  // Sends a QEMU guest agent command (JSON) and returns the agent's JSON reply.
+  // Sends a QEMU guest agent command (JSON) and returns the agent's JSON reply, or throws
+  // (is_agent_unavailable) when the agent has not answered within `timeout`.
   virtual std::string agent_command(const std::string& name, const std::string& json,
                                     std::chrono::seconds timeout) = 0;
 
@@ -350,7 +354,8 @@ class Hypervisor {
   // Removes the snapshot and its data from the disks; false when there was none.
   virtual bool delete_snapshot(const std::string& domain, const std::string& name);
   // Freezes the running guest's filesystems through its agent (virDomainFSFreeze) and returns
-  // how many; throws (is_agent_unavailable) when the agent does not answer. Thaw undoes it.
+  // how many; throws (is_agent_unavailable) when the agent does not answer, within the
+  // implementation's bound on every agent call (LibvirtOptions::agent_timeout). Thaw undoes it.
   virtual unsigned freeze_filesystems(const std::string& domain);
   virtual void thaw_filesystems(const std::string& domain);
 

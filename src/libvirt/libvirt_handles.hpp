@@ -5,6 +5,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -70,6 +71,14 @@ struct SnapshotFree {
   void operator()(virDomainSnapshotPtr p) const noexcept { virDomainSnapshotFree(p); }
 };
 using Snapshot = std::unique_ptr<virDomainSnapshot, SnapshotFree>;
+
+// The guest agent's calls (libvirt_agent.cpp): each bounded by `timeout`; `name` is the
+// domain's, for errors.
+unsigned freeze_filesystems(virDomainPtr domain, const std::string& name,
+                            std::chrono::seconds timeout);
+void thaw_filesystems(virDomainPtr domain, const std::string& name, std::chrono::seconds timeout);
+std::string agent_command(virDomainPtr domain, const std::string& name, const std::string& json,
+                          std::chrono::seconds timeout);
 
 // The domain of that name on `connection`; throws last_error naming `action`.
 Domain find_domain(virConnectPtr connection, const std::string& name, std::string_view action);

@@ -7,8 +7,6 @@
 // kept in `Shared`, which outlives this object for as long as libvirt holds the callback.
 #include "libvirt/libvirt_hypervisor.hpp"
 
-#include <libvirt/libvirt-qemu.h>
-
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -380,7 +378,9 @@ DomainCapabilities parse_domain_capabilities(std::string_view xml) {
 
 class LibvirtHypervisor::Impl {
  public:
-  explicit Impl(LibvirtOptions options) : options_(std::move(options)) {
+  // `events`: whether this connection delivers domain events (the agent's does not).
+  explicit Impl(LibvirtOptions options, bool events = true)
+      : options_(std::move(options)), events_(events) {
     ensure_libvirt_event_loop();
     std::lock_guard lock(mutex_);
     live_ = open();
@@ -410,6 +410,18 @@ class LibvirtHypervisor::Impl {
   void reconnect() {
     std::lock_guard lock(mutex_);
     replace_locked();
+  }
+
+  // The connection for guest agent calls: a second one, opened at its first use, so calls that
+  // a guest stalls never take the main connection's turns at libvirtd. test:// keeps one (a
+  // file-backed test driver's state is its connection's own).
+  Connection agent_connection() {
+    if (options_.uri.starts_with("test:")) return connection();
+    {
+      std::lock_guard lock(agent_mutex_);
+      if (!agent_) agent_ = std::make_unique<Impl>(options_, false);
+    }
+    return agent_->connection();
   }
 
   unsigned long connection_count() const {
@@ -456,6 +468,11 @@ class LibvirtHypervisor::Impl {
     live.close_registered =
         virConnectRegisterCloseCallback(raw, on_close, live.close_flag.get(), nullptr) == 0;
     if (!live.close_registered) virResetLastError();
+    if (!events_) {
+      live.connection = connection.release();
+      ++opened_;
+      return live;
+    }
     auto* opaque = new std::shared_ptr<Shared>(shared_);
     live.lifecycle_callback = virConnectDomainEventRegisterAny(
         raw, nullptr, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle),
@@ -483,11 +500,15 @@ class LibvirtHypervisor::Impl {
   }
 
   const LibvirtOptions options_;
+  const bool events_;
   const std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
 
   mutable std::mutex mutex_;  // guards the members below
   Live live_;
   unsigned long opened_ = 0;
+
+  std::mutex agent_mutex_;
+  std::unique_ptr<Impl> agent_;  // agent_connection()'s
 };
 
 // ---- LibvirtHypervisor -------------------------------------------------------------------
@@ -682,16 +703,13 @@ std::string LibvirtHypervisor::domain_xml(const std::string& name, bool inactive
 
 std::vector<InterfaceAddress> LibvirtHypervisor::interface_addresses(const std::string& name,
                                                                      AddressSource source) {
+  (void)source;  // leases are the only source offered
   const auto connection = impl_->connection();
-  const char* action = source == AddressSource::Lease ? "read the addresses from DHCP leases"
-                                                      : "read the addresses from the guest agent";
+  const char* action = "read the addresses from DHCP leases";
   const auto domain = find_domain(connection.get(), name, action);
   virDomainInterfacePtr* interfaces = nullptr;
   const int n = virDomainInterfaceAddresses(domain.get(), &interfaces,
-                                            source == AddressSource::Lease
-                                                ? VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_LEASE
-                                                : VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_AGENT,
-                                            0);
+                                            VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_LEASE, 0);
   if (n < 0) throw last_error(domain_subject(name), action);
   std::vector<InterfaceAddress> out;
   for (int i = 0; i < n; ++i) {
@@ -713,13 +731,9 @@ std::vector<InterfaceAddress> LibvirtHypervisor::interface_addresses(const std::
 
 std::string LibvirtHypervisor::agent_command(const std::string& name, const std::string& json,
                                              std::chrono::seconds timeout) {
-  if (timeout.count() <= 0) throw std::invalid_argument("agent_command: timeout must be > 0");
-  const auto connection = impl_->connection();
+  const auto connection = impl_->agent_connection();
   const auto domain = find_domain(connection.get(), name, "talk to the guest agent");
-  CString reply(
-      virDomainQemuAgentCommand(domain.get(), json.c_str(), static_cast<int>(timeout.count()), 0));
-  if (!reply) throw last_error(domain_subject(name), "talk to the guest agent");
-  return reply.get();
+  return detail::agent_command(domain.get(), name, json, timeout);
 }
 
 Subscription LibvirtHypervisor::subscribe(LifecycleCallback callback) {
@@ -962,18 +976,15 @@ bool LibvirtHypervisor::delete_snapshot(const std::string& domain, const std::st
 }
 
 unsigned LibvirtHypervisor::freeze_filesystems(const std::string& domain) {
-  const auto connection = impl_->connection();
+  const auto connection = impl_->agent_connection();
   const auto d = find_domain(connection.get(), domain, "freeze the guest's filesystems");
-  const int n = virDomainFSFreeze(d.get(), nullptr, 0, 0);
-  if (n < 0) throw last_error(domain_subject(domain), "freeze the guest's filesystems");
-  return static_cast<unsigned>(n);
+  return detail::freeze_filesystems(d.get(), domain, impl_->options().agent_timeout);
 }
 
 void LibvirtHypervisor::thaw_filesystems(const std::string& domain) {
-  const auto connection = impl_->connection();
+  const auto connection = impl_->agent_connection();
   const auto d = find_domain(connection.get(), domain, "thaw the guest's filesystems");
-  if (virDomainFSThaw(d.get(), nullptr, 0, 0) < 0)
-    throw last_error(domain_subject(domain), "thaw the guest's filesystems");
+  detail::thaw_filesystems(d.get(), domain, impl_->options().agent_timeout);
 }
 
 void LibvirtHypervisor::managed_save(const std::string& name) {

@@ -1,6 +1,9 @@
 // The Hypervisor over the libvirt C API: one connection per object, opened on first use, with
 // keepalive and a close callback; a connection that broke is replaced on the next call and
-// the event subscribers carry over to the new one.
+// the event subscribers carry over to the new one. Calls to guest agents go over a second
+// connection (not on test://, whose state may be the connection's own): libvirtd serves at
+// most a few calls of one connection at a time (max_client_requests, 5 by default), so guests
+// whose agents stall cannot hold every call of the server.
 #pragma once
 
 #include <chrono>
@@ -22,6 +25,11 @@ struct LibvirtOptions {
   // costs ~40-100 ms a define (libvirt loads the schema each time); bulk benchmarks on the
   // test driver may turn it off.
   bool validate = true;
+  // How long libvirt waits for the guest agent's answer to a freeze or a thaw
+  // (virDomainAgentSetResponseTimeout, set before each): a guest whose agent never answers
+  // holds a call for at most this (plus libvirt's own 5 s for the agent's guest-sync).
+  // agent_command() has a timeout of its own.
+  std::chrono::seconds agent_timeout{15};
 };
 
 // Not final: tests add what libvirt's test driver lacks (CPU counters) to its answers.

@@ -77,11 +77,6 @@ class Leases final : public ForwardingHypervisor {
  public:
   using ForwardingHypervisor::ForwardingHypervisor;
   std::vector<libvirt::DhcpLease> dhcp_leases() override { return leases; }
-  std::vector<libvirt::InterfaceAddress> interface_addresses(
-      const std::string& name, libvirt::AddressSource source) override {
-    if (source == libvirt::AddressSource::Agent) ++agent;
-    return ForwardingHypervisor::interface_addresses(name, source);
-  }
   std::string agent_command(const std::string& name, const std::string& json,
                             std::chrono::seconds timeout) override {
     ++agent;
