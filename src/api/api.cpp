@@ -230,7 +230,7 @@ std::optional<Caller> Api::caller_of(const Request& request, std::string* csrf) 
   Caller caller;
   const auto authorization = request.header("authorization");
   if (!authorization.empty()) {
-    auto user = authenticate(store_, authorization);
+    auto user = authenticate(store_, authorization, &caller.expires_at);
     if (!user) return std::nullopt;
     caller.user = std::move(*user);
     return caller;

@@ -51,7 +51,8 @@ bool verify_password(std::string_view hash, std::string_view password) {
   return crypto_pwhash_str_verify(stored.c_str(), password.data(), password.size()) == 0;
 }
 
-std::optional<store::User> authenticate(store::Store& store, std::string_view authorization) {
+std::optional<store::User> authenticate(store::Store& store, std::string_view authorization,
+                                        std::optional<std::int64_t>* expires_at) {
   const auto value = util::trim(authorization);
   if (!util::starts_with_ci(value, "bearer ")) return std::nullopt;
   const auto token = util::trim(std::string_view(value).substr(7));
@@ -69,12 +70,14 @@ std::optional<store::User> authenticate(store::Store& store, std::string_view au
     store.tokens().touch_unless_busy(found->id);
   auto user = store.read_users().get(found->user_id);
   if (!user || user->disabled) return std::nullopt;
+  if (expires_at) *expires_at = found->expires_at;
   return user;
 }
 
-std::string issue_token(store::Store& store, std::int64_t user_id, std::string_view name) {
+std::string issue_token(store::Store& store, std::int64_t user_id, std::string_view name,
+                        std::optional<std::int64_t> expires_at) {
   auto token = new_token();
-  store.tokens().create(user_id, token_hash(token), name);
+  store.tokens().create(user_id, token_hash(token), name, expires_at);
   return token;
 }
 

@@ -20,10 +20,13 @@ std::string hash_password(std::string_view password);
 bool verify_password(std::string_view hash, std::string_view password);
 
 // The user behind an `Authorization: Bearer <token>` header; nullopt for a missing, malformed,
-// unknown or expired token (and for a token whose user is gone or disabled).
-std::optional<store::User> authenticate(store::Store& store, std::string_view authorization);
+// unknown or expired token (and for a token whose user is gone or disabled). `expires_at`, when
+// given, gets the token's expiry.
+std::optional<store::User> authenticate(store::Store& store, std::string_view authorization,
+                                        std::optional<std::int64_t>* expires_at = nullptr);
 
 // Makes a first API token for `user_id` named `name`; returns the secret (shown once).
-std::string issue_token(store::Store& store, std::int64_t user_id, std::string_view name);
+std::string issue_token(store::Store& store, std::int64_t user_id, std::string_view name,
+                        std::optional<std::int64_t> expires_at = std::nullopt);
 
 }  // namespace bowline::api

@@ -17,6 +17,9 @@ struct Caller {
   store::User user;
   bool by_session = false;                 // a browser's session cookie rather than an API token
   std::optional<std::int64_t> session_id;  // that session's
+  // When the credential itself ends (an API token's expiry, unix ms); nullopt: it does not.
+  // What it makes (a token) ends no later.
+  std::optional<std::int64_t> expires_at;
   bool admin() const { return user.has(store::Permission::Admin); }
 };
 

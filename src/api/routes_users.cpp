@@ -165,6 +165,7 @@ UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, stor
   }
   if (body.contains("disabled")) {
     require_admin(caller);
+  bool revoke_tokens = false;  // with a new password: every API token of the user goes too
     if (!body["disabled"].is_boolean()) throw HttpError(422, "disabled: expected true or false");
     patch.disabled = body["disabled"].get<bool>();
     if (*patch.disabled && caller.user.id == user.id)
@@ -199,6 +200,13 @@ void keep_an_admin(store::Store& store, const store::User& user) {
   if (!user.has(store::Permission::Admin) || user.disabled) return;
   const auto users = store.users().list();
   const auto admins = std::count_if(users.begin(), users.end(), [](const auto& u) {
+  if (body.contains("revokeTokens")) {
+    if (!body["revokeTokens"].is_boolean())
+      throw HttpError(422, "revokeTokens: expected true or false");
+    patch.revoke_tokens = body["revokeTokens"].get<bool>();
+    if (patch.revoke_tokens && !patch.password_hash)
+      throw HttpError(422, "revokeTokens goes with a new password (password)");
+  }
     return u.has(store::Permission::Admin) && !u.disabled;
   });
   if (admins <= 1) throw HttpError(409, user.username + " is the last admin");
@@ -246,18 +254,25 @@ store::ApiToken find_token(store::Store& store, const store::User& user, const s
   for (const auto& t : named) ids += (ids.empty() ? "" : ", ") + std::to_string(t.id);
   throw HttpError(409, user.username + " has " + std::to_string(named.size()) + " tokens named " +
                            ref + " (ids " + ids + "): name one by its id");
+    if (patch.revoke_tokens) store.tokens().remove_for_user(user.id);
 }
 
-// "expires": a duration such as "30d"; none: the token lasts until it is revoked.
-std::optional<std::int64_t> token_expiry(const nlohmann::json& body, std::int64_t now) {
-  const auto text = string_field(body, "expires");
-  if (!text) return std::nullopt;
-  const auto duration = util::parse_duration(*text);
-  if (!duration)
-    throw HttpError(422,
-                    "expires: \"" + *text +
-                        "\" is not a duration such as 90m, 12h, 30d or 2w (at most ten years)");
-  return now + std::chrono::duration_cast<std::chrono::milliseconds>(*duration).count();
+// "expires": a duration such as "30d"; none: the token lasts until it is revoked. Never later
+// than the caller's own credential (a token that expires in an hour cannot make one that
+// lives for ever).
+std::optional<std::int64_t> token_expiry(const nlohmann::json& body, std::int64_t now,
+                                         const Caller& caller) {
+  std::optional<std::int64_t> asked;
+  if (const auto text = string_field(body, "expires")) {
+    const auto duration = util::parse_duration(*text);
+    if (!duration)
+      throw HttpError(422,
+                      "expires: \"" + *text +
+                          "\" is not a duration such as 90m, 12h, 30d or 2w (at most ten years)");
+    asked = now + std::chrono::duration_cast<std::chrono::milliseconds>(*duration).count();
+  }
+  if (caller.expires_at && (!asked || *asked > *caller.expires_at)) return caller.expires_at;
+  return asked;
 }
 
 // The spaces a user owns, by name, for a refusal to delete the user.
@@ -337,14 +352,15 @@ void Api::add_user_routes() {
   });
 
   router_.add("POST", "/api/v1/users", Access::Admin,
-              [this](const Caller&, const Request& request) {
+              [this](const Caller& caller, const Request& request) {
                 const auto fresh = new_user_from(object_body(request));
                 std::string token;
                 store::User user;
                 {
                   auto transaction = store_.transaction();
                   user = store_.users().create(fresh);
-                  token = issue_token(store_, user.id, "first token");
+                  // No longer than the admin's own token, if it expires.
+                  token = issue_token(store_, user.id, "first token", caller.expires_at);
                   transaction.commit();
                 }
                 auto out = user_json(user);
@@ -469,7 +485,7 @@ void Api::add_user_credential_routes() {
                 const auto name = required_string(body, "name");
                 if (name.empty() || name.size() > 100 || util::has_control_characters(name))
                   throw HttpError(422, "a token name is 1 to 100 characters on one line");
-                const auto expires = token_expiry(body, store_.clock().now_unix_ms());
+                const auto expires = token_expiry(body, store_.clock().now_unix_ms(), caller);
                 auto token = new_token();
                 const auto made = store_.tokens().create(user.id, token_hash(token), name, expires);
                 auto out = token_json(made);

@@ -149,6 +149,7 @@ struct PasswordArgs {
   ClientOptions client;
   std::string username;
   bool service = false;
+  bool revoke_tokens = false;
 };
 
 int set_password(const PasswordArgs& a) {
@@ -162,6 +163,7 @@ int set_password(const PasswordArgs& a) {
   }
   body[a.service ? "servicePassword" : "password"] =
       read_secret(a.service ? "service password" : "password");
+  if (a.revoke_tokens) body["revokeTokens"] = true;
   const auto user = client.patch(user_path(a.username), body);
   if (a.client.json())
     print_json(user);
@@ -305,6 +307,9 @@ void add_user_verbs(CLI::App& app, int& exit_code) {
     cmd->add_option("USERNAME", a->username, "The user")->required();
     cmd->add_flag("--service", a->service,
                   "The service password (their account inside spaces), not the web login's");
+    cmd->add_flag("--revoke-tokens", a->revoke_tokens,
+                  "Revoke every API token of the user too (this command's own included)")
+        ->excludes("--service");
     add_client_options(*cmd, a->client);
     cmd->callback(
         [a, &exit_code] { run_client_verb(exit_code, [&] { return set_password(*a); }); });

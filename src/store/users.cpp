@@ -287,6 +287,11 @@ bool TokenRepository::remove(std::int64_t id) {
   return db_.cached("DELETE FROM api_tokens WHERE id = ?")->bind(1, id).run() > 0;
 }
 
+int TokenRepository::remove_for_user(std::int64_t user_id) {
+  auto guard = db_.lock();
+  return db_.cached("DELETE FROM api_tokens WHERE user_id = ?")->bind(1, user_id).run();
+}
+
 int TokenRepository::remove_expired() {
   auto guard = db_.lock();
   return db_.cached("DELETE FROM api_tokens WHERE expires_at IS NOT NULL AND expires_at <= ?")

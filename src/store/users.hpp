@@ -62,7 +62,8 @@ class TokenRepository : public Repository {
   bool touch_unless_busy(std::int64_t id);
   std::vector<ApiToken> list_for_user(std::int64_t user_id);  // oldest first
   bool remove(std::int64_t id);
-  int remove_expired();  // returns how many went
+  int remove_for_user(std::int64_t user_id);  // every token of the user; how many went
+  int remove_expired();                       // returns how many went
 };
 
 }  // namespace bowline::store

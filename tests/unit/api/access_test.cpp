@@ -925,3 +925,139 @@ TEST_F(AccessTest, LoginWantsJsonAndSlowsGuessingDown) {
 
 }  // namespace
 }  // namespace bowline::api::testing
+
+namespace bowline::api::testing {
+namespace {
+
+// Whether the server ends the connection `fd` within `limit` (what it sends meanwhile is read
+// and dropped: heartbeats, events).
+bool ends_within(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left <= 0ms) return false;
+    bool eof = false;
+    receive_some(fd, left, &eof);
+    if (eof) return true;
+  }
+}
+
+// An event stream of `token`'s, its head read.
+int open_events(unsigned short port, const std::string& token) {
+  const int fd = connect_to(port);
+  send_all(fd, "GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
+                   "\r\n\r\n");
+  const auto head = receive_some(fd, 10s);
+  EXPECT_EQ(head.substr(0, 12), "HTTP/1.1 200") << head;
+  return fd;
+}
+
+// Like the sockets into spaces, an event stream lives only as long as its credential and the
+// caller's role: a revoked token, a demotion or a disabled user end it within a second.
+TEST_F(security_access, AnEventStreamEndsWithinASecondOfItsCredentialOrRoleGoing) {
+  HttpClient client(port());
+  const auto tokens = "/api/v1/users/" + granted_.username + "/tokens";
+  const auto made = client.post(tokens, granted_.token, {{"name", "stream"}});
+  ASSERT_EQ(made.status, 201) << made.body;
+  const auto timed_end = [](int fd) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(ends_within(fd, 3s));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
+    ::close(fd);
+  };
+  const int revoked = open_events(port(), made.parsed()["token"].get<std::string>());
+  EXPECT_FALSE(ends_within(revoked, 600ms));  // open while the token is good
+  ASSERT_EQ(client.request("DELETE", tokens + "/stream", granted_.token).status, 200);
+  timed_end(revoked);
+
+  const auto boss = person("boss", {store::Permission::Admin});
+  const int demoted = open_events(port(), boss.token);
+  ASSERT_EQ(client
+                .request("PATCH", "/api/v1/users/" + boss.username, stack_.admin_token(),
+                         R"({"permissions": []})")
+                .status,
+            200);
+  timed_end(demoted);
+
+  const int disabled = open_events(port(), granted_.token);
+  ASSERT_EQ(client
+                .request("PATCH", "/api/v1/users/" + granted_.username, stack_.admin_token(),
+                         R"({"disabled": true})")
+                .status,
+            200);
+  timed_end(disabled);
+}
+
+// Export and import are WebSockets a browser's page could open with the cookie: only this
+// server's Origin may.
+TEST_F(security_access, ExportAndImportFromABrowserNeedThisServersOrigin) {
+  const auto session = log_in(port(), granted_);
+  for (const auto& path : {"/api/v1/spaces/" + granted_space_ + "/export",
+                           std::string("/api/v1/spaces/import?name=copy")}) {
+    EXPECT_EQ(WsClient(port(), path, {session.cookie_header}).status(), 403) << path;
+    EXPECT_EQ(
+        WsClient(port(), path, {session.cookie_header, "Origin: https://evil.example"}).status(),
+        403)
+        << path;
+  }
+}
+
+// A token made with a token that expires ends no later than it, asked for or not; so does the
+// first token of a user that an admin's expiring token makes.
+TEST_F(security_access, ATokenNeverOutlivesTheTokenThatMadeIt) {
+  HttpClient client(port());
+  const auto tokens = "/api/v1/users/" + granted_.username + "/tokens";
+  const auto hour = client.post(tokens, granted_.token, {{"name", "hour"}, {"expires", "1h"}});
+  ASSERT_EQ(hour.status, 201) << hour.body;
+  const auto short_lived = hour.parsed()["token"].get<std::string>();
+  const auto ends = hour.parsed()["expiresAt"].get<std::int64_t>();
+  for (const auto& body :
+       {json{{"name", "forever"}}, json{{"name", "month"}, {"expires", "30d"}}}) {
+    const auto made = client.post(tokens, short_lived, body);
+    ASSERT_EQ(made.status, 201) << made.body;
+    EXPECT_EQ(made.parsed()["expiresAt"], ends) << body.dump();
+  }
+  const auto sooner = client.post(tokens, short_lived, {{"name", "sooner"}, {"expires", "10m"}});
+  EXPECT_LT(sooner.parsed()["expiresAt"].get<std::int64_t>(), ends);
+
+  const auto admin_hour = client.post("/api/v1/users/admin/tokens", stack_.admin_token(),
+                                      {{"name", "hour"}, {"expires", "1h"}});
+  ASSERT_EQ(admin_hour.status, 201) << admin_hour.body;
+  const auto fresh = client.post("/api/v1/users", admin_hour.parsed()["token"].get<std::string>(),
+                                 {{"username", unique("fresh")}});
+  ASSERT_EQ(fresh.status, 201) << fresh.body;
+  const auto listed =
+      client.get("/api/v1/users/" + fresh.parsed()["username"].get<std::string>() + "/tokens",
+                 stack_.admin_token());
+  ASSERT_EQ(listed.parsed().size(), 1u) << listed.body;
+  EXPECT_EQ(listed.parsed()[0]["expiresAt"], admin_hour.parsed()["expiresAt"]);
+}
+
+// A new password can take every API token of the user along (revokeTokens): a token that
+// leaked with the password stops working.
+TEST_F(security_access, APasswordChangeCanRevokeEveryTokenOfTheUser) {
+  HttpClient client(port());
+  const auto tokens = "/api/v1/users/" + granted_.username + "/tokens";
+  const auto second = client.post(tokens, granted_.token, {{"name", "second"}});
+  ASSERT_EQ(second.status, 201);
+  const auto here = log_in(port(), granted_);
+  const auto patch = [&](const json& body) {
+    return client.request(
+        "PATCH", "/api/v1/users/" + granted_.username, "", body.dump(),
+        {here.cookie_header, "X-CSRF-Token: " + here.csrf, "Origin: http://127.0.0.1"});
+  };
+  EXPECT_EQ(patch({{"revokeTokens", true}}).status, 422);  // only with a new password
+  const auto changed = patch({{"password", "a new long password"},
+                              {"currentPassword", "pw-" + granted_.username},
+                              {"revokeTokens", true}});
+  ASSERT_EQ(changed.status, 200) << changed.body;
+  EXPECT_EQ(client.get("/api/v1/whoami", granted_.token).status, 401);
+  EXPECT_EQ(client.get("/api/v1/whoami", second.parsed()["token"].get<std::string>()).status, 401);
+  EXPECT_EQ(client.request("GET", "/api/v1/whoami", "", "", {here.cookie_header}).status, 200);
+  const auto user = stack_.store().users().find_by_username(granted_.username);
+  EXPECT_TRUE(stack_.store().tokens().list_for_user(user->id).empty());
+}
+
+}  // namespace
+}  // namespace bowline::api::testing

@@ -219,5 +219,17 @@ TEST_F(UserTest, TokenErrorsAreClear) {
   }
 }
 
+TEST_F(UserTest, RemovingEveryTokenOfAUserLeavesOthersTokens) {
+  auto alice_user = make_user("alice");
+  auto bob = make_user("bob");
+  store().tokens().create(alice_user.id, "a1", "laptop");
+  store().tokens().create(alice_user.id, "a2", "desk", clock_.now_unix_ms() + 1000);
+  store().tokens().create(bob.id, "b1", "laptop");
+  EXPECT_EQ(store().tokens().remove_for_user(alice_user.id), 2);
+  EXPECT_TRUE(store().tokens().list_for_user(alice_user.id).empty());
+  EXPECT_EQ(store().tokens().list_for_user(bob.id).size(), 1u);
+  EXPECT_EQ(store().tokens().remove_for_user(alice_user.id), 0);
+}
+
 }  // namespace
 }  // namespace bowline::store
