@@ -48,6 +48,8 @@ struct ApiOptions {
   // terminal's SSH login, a port check), each on a thread of its own rather than an HTTP
   // worker's; more are refused with 429.
   std::size_t max_slow_requests_per_user = 4;
+  // The largest disk an import takes whatever the owner's quota (server.kvm.max_image_size).
+  std::uint64_t max_import_size = std::uint64_t{64} << 30;
   // Where the details of a 5xx go, one line each, under the error id its answer carries;
   // unset: standard error.
   std::function<void(const std::string&)> log;

@@ -63,29 +63,6 @@ bool query_flag(const Request& request, const char* name) {
   return value && *value != "0" && *value != "false";
 }
 
-// A staged disk must be a standalone qcow2: a backing file or an external data file could
-// name any file on this host (another user's disk) for the new space to read.
-void check_standalone_qcow2(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  unsigned char h[104] = {};
-  in.read(reinterpret_cast<char*>(h), sizeof h);
-  const auto be = [&](int at, int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v = (v << 8) | h[at + i];
-    return v;
-  };
-  if (in.gcount() < 72 || be(0, 4) != 0x514649fb)
-    throw HttpError(422, "the archive's disk.qcow2 is not a qcow2 image");
-  if (be(8, 8) != 0)
-    throw HttpError(422,
-                    "the archive's disk.qcow2 has a backing file: an import takes "
-                    "standalone disks only");
-  if (be(4, 4) >= 3 && in.gcount() >= 80 && (be(72, 8) & 4))
-    throw HttpError(422,
-                    "the archive's disk.qcow2 has an external data file: an import takes "
-                    "standalone disks only");
-}
-
 }  // namespace
 
 // One import: frames queued by the I/O thread, consumed by the transfer's thread.
@@ -104,7 +81,11 @@ struct ImportAsk {
   std::string name;
   bool keep_identity = false;
   std::optional<std::string> template_name;
+  bool create_template = false;  // an admin adds the archive's template when none has its name
   bool admin = false;
+  // The most the archive's disk may hold, as it streams and as a qcow2's virtual size: the
+  // owner's disk quota left and the server's hard limit.
+  std::uint64_t room = UINT64_MAX;
 };
 
 namespace {
@@ -223,28 +204,34 @@ void Api::add_export_routes() {
 }
 
 void Api::add_import_route() {
-  router_.add("GET", "/api/v1/spaces/import", Access::Any,
-              [this](const Caller& caller, const Request& request) {
-                check_origin(caller, request);
-                ImportAsk ask;
-                ask.name = query_value(request, "name").value_or("");
-                if (ask.name.empty())
-                  throw HttpError(400, "name: the new space's name is required");
-                engine::check_space_name(ask.name);
-                ask.owner = disk_owner(caller, query_value(request, "owner"));
-                if (store_.spaces().find_by_name(ask.owner.id, ask.name))
-                  throw HttpError(409,
-                                  ask.owner.username + " already has a space named " + ask.name);
-                if (!engine_.disk_files())
-                  throw HttpError(422, "this server keeps no disks (no libvirt node)");
-                ask.keep_identity = query_flag(request, "keepIdentity");
-                ask.template_name = query_value(request, "template");
-                ask.admin = caller.admin();
-                Response response;
-                response.upgrade = import_upgrade(ask);
-                watch_upgrade(*response.upgrade, request, [](const Caller&, const Request&) {});
-                return response;
-              });
+  router_.add(
+      "GET", "/api/v1/spaces/import", Access::Any,
+      [this](const Caller& caller, const Request& request) {
+        check_origin(caller, request);
+        ImportAsk ask;
+        ask.name = query_value(request, "name").value_or("");
+        if (ask.name.empty()) throw HttpError(400, "name: the new space's name is required");
+        engine::check_space_name(ask.name);
+        ask.owner = disk_owner(caller, query_value(request, "owner"));
+        if (store_.spaces().find_by_name(ask.owner.id, ask.name))
+          throw HttpError(409, ask.owner.username + " already has a space named " + ask.name);
+        if (!engine_.disk_files())
+          throw HttpError(422, "this server keeps no disks (no libvirt node)");
+        ask.keep_identity = query_flag(request, "keepIdentity");
+        ask.template_name = query_value(request, "template");
+        ask.create_template = query_flag(request, "createTemplate");
+        ask.admin = caller.admin();
+        if (ask.create_template && !ask.admin)
+          throw HttpError(403, "only admins add templates (createTemplate)");
+        ask.room = std::min(engine_.disk_room(ask.owner.id), options_.max_import_size);
+        if (ask.room == 0)
+          throw HttpError(403,
+                          "quota: " + ask.owner.username + " has no disk quota left for an import");
+        Response response;
+        response.upgrade = import_upgrade(ask);
+        watch_upgrade(*response.upgrade, request, [](const Caller&, const Request&) {});
+        return response;
+      });
 }
 
 std::shared_ptr<Upgrade> Api::import_upgrade(const ImportAsk& ask) {
@@ -284,19 +271,27 @@ std::shared_ptr<Upgrade> Api::import_upgrade(const ImportAsk& ask) {
 // The answer frame of one import: 'Z' with the create's answer, or 'E' with why not.
 std::string Api::import_archive(ImportState& state, const ImportAsk& ask) {
   auto* files = engine_.disk_files();
-  const auto staged = files->staging_file("import-" + engine::random_hex(8));
+  fs::path staged;
   std::optional<std::int64_t> made_template;
   std::string answer;
   try {
+    staged = files->staging_file("import-" + engine::random_hex(8));
     std::ofstream out(staged, std::ios::binary | std::ios::trunc);
     fs::permissions(staged, fs::perms::owner_read | fs::perms::owner_write,
                     fs::perm_options::replace);
-    engine::archive::ArchiveReader reader([&](std::string_view bytes) {
-      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      if (!out) throw std::runtime_error("cannot write the staged disk");
-    });
+    std::uint64_t written = 0;
+    engine::archive::ArchiveReader reader(
+        [&](std::string_view bytes) {
+          // The header's size was checked against the room; this holds whatever it said.
+          written += bytes.size();
+          if (written > ask.room) throw HttpError(413, "the archive's disk is larger than it said");
+          out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+          if (!out) throw std::runtime_error("cannot write the staged disk");
+        },
+        ask.room);
     receive_archive(state, reader, out);
-    check_standalone_qcow2(staged);
+    if (const auto problem = files->standalone_problem(staged, ask.room); !problem.empty())
+      throw HttpError(422, "the archive's disk.qcow2 is refused: " + problem);
     answer = make_imported_space(ask, reader, staged, made_template);
   } catch (const HttpError& e) {
     answer = error_frame(e.status(), e.what());
@@ -308,7 +303,7 @@ std::string Api::import_archive(ImportState& state, const ImportAsk& ask) {
     answer = error_frame(500, std::string("import failed: ") + e.what());
   }
   std::error_code ec;
-  fs::remove(staged, ec);  // moved into place when the import succeeded
+  if (!staged.empty()) fs::remove(staged, ec);  // moved into place when the import succeeded
   if (made_template && answer[0] == 'E') {
     try {
       store_.templates().remove(*made_template);  // a failed import leaves nothing
@@ -332,8 +327,9 @@ std::string Api::make_imported_space(const ImportAsk& ask,
                             : "";
   const auto use = ask.template_name.value_or(archived);
   auto tmpl = store_.templates().find_by_name(use);
-  if (!tmpl && !ask.template_name && ask.admin) {
-    // A template is what every space of it may do: only an admin's import adds one.
+  if (!tmpl && !ask.template_name && ask.create_template) {
+    // A template is what every space of it may do: only an admin's import adds one, and only
+    // when asked to (createTemplate), never as a side effect.
     if (const auto problem = spec::template_name_problem(use); !problem.empty())
       throw HttpError(422, "the archive's template name: " + problem);
     if (!spec::load_spec(reader.template_yaml(), nullptr).spec)
@@ -345,8 +341,8 @@ std::string Api::make_imported_space(const ImportAsk& ask,
   }
   if (!tmpl)
     throw HttpError(422, "no template named " + use +
-                             " on this server: an admin imports the archive once (which adds "
-                             "its template), or give --template NAME");
+                             " on this server: give --template NAME, or an admin adds the "
+                             "archive's template with --create-template");
   engine::ImportRequest import;
   import.owner_id = ask.owner.id;
   import.name = ask.name;

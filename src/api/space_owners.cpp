@@ -1,5 +1,9 @@
 #include "api/space_owners.hpp"
 
+#include <vector>
+
+#include "engine/event_kinds.hpp"
+
 namespace bowline::api {
 
 SpaceOwners::SpaceOwners(store::Store& store, engine::EventBus& events)
@@ -20,8 +24,10 @@ void SpaceOwners::learn(const store::Event& event) {
   {
     std::lock_guard lock(mutex_);
     const auto it = owners_.find(*event.space_id);
-    // Owners change only when a pool member is claimed: ask again only for those.
-    if (it != owners_.end() && it->second.owner) return;
+    // Owners change when a pool member is claimed (unowned until then), and an id is taken
+    // anew by an import that keeps it: ask again only for those.
+    if (it != owners_.end() && it->second.owner && event.kind != engine::event::kSpaceCreated.name)
+      return;
   }
   std::optional<store::Space> space;
   try {
@@ -47,6 +53,22 @@ std::optional<SpaceOwners::Known> SpaceOwners::remembered(const std::string& spa
   const auto it = owners_.find(space_id);
   if (it == owners_.end()) return std::nullopt;
   return it->second;
+}
+
+void SpaceOwners::forget_owner(std::int64_t user_id) {
+  std::vector<std::string> theirs;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = owners_.begin(); it != owners_.end();) {
+      if (it->second.owner && *it->second.owner == user_id) {
+        theirs.push_back(it->first);
+        it = owners_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& id : theirs) lookup(id);  // spaces still there: their owner now
 }
 
 bool SpaceOwners::visible_to(const std::string& space_id, std::int64_t user_id) const {

@@ -32,6 +32,11 @@ class SpaceOwners {
 
   bool visible_to(const std::string& space_id, std::int64_t user_id) const;
 
+  // A user is gone (deleted, their spaces handed over): what was remembered as theirs is asked
+  // of the store again, so that neither the heir's events nor the old spaces' history stay
+  // tied to an id that belongs to nobody.
+  void forget_owner(std::int64_t user_id);
+
  private:
   void learn(const store::Event& event);
 

@@ -109,7 +109,7 @@ int export_space(const ExportArgs& a) {
 struct ImportArgs {
   ClientOptions client;
   std::string file, name, owner, template_name;
-  bool keep_identity = false, wait = false;
+  bool keep_identity = false, create_template = false, wait = false;
   WaitOptions options;
 };
 
@@ -124,6 +124,7 @@ int import_space(const ImportArgs& a) {
   if (!a.owner.empty()) path += "&owner=" + escape_segment(a.owner);
   if (!a.template_name.empty()) path += "&template=" + escape_segment(a.template_name);
   if (a.keep_identity) path += "&keepIdentity=1";
+  if (a.create_template) path += "&createTemplate=1";
   WsConnection ws(client.endpoint(), path);
   ProgressLine progress(std::cerr, ::isatty(STDERR_FILENO) == 1);
   std::string buffer(kFrame + 1, '\0');
@@ -213,6 +214,8 @@ void add_space_transfer_verbs(CLI::App& space_group, int& exit_code) {
     cmd->add_option("--owner", a->owner, "Admins: import it for this user")->type_name("USERNAME");
     cmd->add_option("--template", a->template_name,
                     "Use this template of the server (default: the archive's, by name)");
+    cmd->add_flag("--create-template", a->create_template,
+                  "Admins: add the archive's template when the server has none of its name");
     cmd->add_flag("--keep-identity", a->keep_identity,
                   "Keep the archived instance id, MAC, UUID and SSH host key (refused when a "
                   "space here has them)");

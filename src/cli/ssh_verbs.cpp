@@ -65,11 +65,37 @@ std::string alias_of(const ojson& space) {
   return text_of(space, "name") + "." + text_of(space, "owner") + ".bowline";
 }
 
+// "TYPE BASE64" of a public key line, without its comment; empty when the line is not a key.
+// What goes into a known_hosts file must be one key: a line break or a marker in it would add
+// lines of the server's (or an imported archive's) choosing, such as "* ssh-ed25519 ...".
+std::string known_hosts_key(const std::string& line) {
+  const auto space = line.find(' ');
+  if (space == std::string::npos || space == 0) return {};
+  const auto type = line.substr(0, space);
+  if (type != "ssh-ed25519" && type != "ssh-rsa" && !type.starts_with("ecdsa-sha2-nistp"))
+    return {};
+  auto end = line.find(' ', space + 1);
+  if (end == std::string::npos) end = line.size();
+  const auto blob = line.substr(space + 1, end - space - 1);
+  if (blob.empty() || blob.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                             "0123456789+/=") != std::string::npos)
+    return {};
+  for (char c : line)
+    if (static_cast<unsigned char>(c) < 0x20) return {};
+  return type + " " + blob;
+}
+
 std::vector<std::string> host_keys(Client& client, const ojson& space) {
   std::vector<std::string> out;
   const auto answer =
       client.get("/api/v1/spaces/" + escape_segment(text_of(space, "id")) + "/host-keys");
-  for (const auto& k : answer["keys"]) out.push_back(k["publicKey"].get<std::string>());
+  for (const auto& k : answer["keys"]) {
+    const auto key = known_hosts_key(k.value("publicKey", ""));
+    if (key.empty())
+      throw CliError(kExitInvalid, "space " + text_of(space, "name") +
+                                       ": the server sent a host key that is not one: not pinned");
+    out.push_back(key);
+  }
   if (out.empty())
     throw CliError(kExitInvalid, "space " + text_of(space, "name") + ": " +
                                      text_of(answer, "note", "the server knows no host key"));

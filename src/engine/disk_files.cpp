@@ -1,6 +1,7 @@
 #include "engine/disk_files.hpp"
 
 #include "engine/engine_error.hpp"
+#include "image/standalone_qcow2.hpp"
 #include "plan/plan.hpp"
 
 namespace bowline::engine {
@@ -88,6 +89,11 @@ std::uint64_t DiskFiles::make_at_snapshot(const fs::path& file, const fs::path& 
 
 std::uint64_t DiskFiles::adopt(const fs::path& file, const fs::path& staged) {
   return make(file, [&](const fs::path& part) { fs::rename(staged, part); });
+}
+
+std::string DiskFiles::standalone_problem(const fs::path& file,
+                                          std::uint64_t max_virtual_size) const {
+  return image::standalone_qcow2_problem(file, {max_virtual_size});
 }
 
 void DiskFiles::remove(const fs::path& file) {

@@ -44,6 +44,11 @@ class DiskFiles {
   // adopt is a rename.
   std::filesystem::path staging_file(const std::string& tag) const;
 
+  // Why a file that came from outside (an import) cannot be a disk of its own, or empty
+  // (image/standalone_qcow2.hpp): a standalone qcow2 of at most `max_virtual_size` bytes.
+  std::string standalone_problem(const std::filesystem::path& file,
+                                 std::uint64_t max_virtual_size) const;
+
   void remove(const std::filesystem::path& file);
   std::uint64_t virtual_size(const std::filesystem::path& file);
   image::Disks& disks() { return disks_; }

@@ -296,6 +296,9 @@ class Engine : public SpaceAccess {
   Limits limits_of(const store::User& user) const;
   Usage usage_of_owner(std::int64_t owner_id);
   std::map<std::int64_t, Usage> usage_by_owner();  // every owner's, in one pass
+  // The disk a user may still take (their disk limit less what they hold), in bytes;
+  // UINT64_MAX without a limit. What an import's stream is cut off at.
+  std::uint64_t disk_room(std::int64_t owner_id);
   // Hands every space of `from` to `to` (user delete --transfer-to), all or none, in one
   // transaction: EngineError Conflict when `to` has a space of the same name or one of them
   // is in an operation, Forbidden when they would take `to` over their quota. The guest's
@@ -452,6 +455,7 @@ class Engine : public SpaceAccess {
   void withdraw_ports(const std::string& id);  // at a stop or delete
   void apply_forwards_locked();                // with forwards_mutex_ held
   void publisher_loop();
+  void keep_forwards();
   bool try_publish(const std::string& id, std::uint64_t generation, bool last_try);
 
   store::Store& store_;

@@ -17,8 +17,10 @@ store::SnapshotRepository read_snapshots_of(store::Store& store) {
 
 }  // namespace
 
+// The server's default quotas are for users; an admin is held only to a quota of their own.
 Limits Engine::limits_of(const store::User& user) const {
-  return effective_limits(user.quota, settings_.default_quota);
+  return effective_limits(
+      user.quota, user.has(store::Permission::Admin) ? store::Quota{} : settings_.default_quota);
 }
 
 std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space>& spaces,
@@ -66,6 +68,15 @@ std::map<std::int64_t, Usage> Engine::usage_by_owner() {
                          snapshots);
   for (const auto& d : read_disks_of(store_).list()) out[d.owner_id].disk += d.size_bytes;
   return out;
+}
+
+std::uint64_t Engine::disk_room(std::int64_t owner_id) {
+  const auto owner = store_.read_users().get(owner_id);
+  if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
+  const auto limit = limits_of(*owner).disk.value;
+  if (!limit) return UINT64_MAX;
+  const auto used = usage_of_owner(owner_id).disk;
+  return *limit > used ? static_cast<std::uint64_t>(*limit - used) : 0;
 }
 
 void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,

@@ -17,6 +17,12 @@ struct HostKey {
 // A new ed25519 key pair (libsodium's random source).
 HostKey make_host_key(const std::string& comment);
 
+// What is wrong with a key pair that came from outside (an imported archive), or empty: the
+// public line must be one line "ssh-ed25519 BASE64 [comment]" with printable characters
+// only (it goes into clients' known_hosts files), and the private key an unencrypted OpenSSH
+// ed25519 key whose seed makes that very public key.
+std::string host_key_problem(const HostKey& key);
+
 // "SHA256:..." of an OpenSSH public key line, as `ssh-keygen -l` prints it; empty when the
 // line is not one.
 std::string fingerprint(const std::string& public_line);

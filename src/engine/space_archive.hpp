@@ -84,7 +84,10 @@ class ArchiveWriter {
 class ArchiveReader {
  public:
   using Sink = std::function<void(std::string_view)>;
-  explicit ArchiveReader(Sink disk_sink) : disk_sink_(std::move(disk_sink)) {}
+  // `max_disk`: the most disk.qcow2 may hold, refused from its header, before a byte of it
+  // is written (the importer's room: the owner's disk quota and the server's hard limit).
+  explicit ArchiveReader(Sink disk_sink, std::uint64_t max_disk = UINT64_MAX)
+      : disk_sink_(std::move(disk_sink)), max_disk_(max_disk) {}
   void feed(std::string_view bytes);
   void finish();
   std::uint64_t bytes_read() const { return total_; }
@@ -98,6 +101,7 @@ class ArchiveReader {
   void end_member();
 
   Sink disk_sink_;
+  std::uint64_t max_disk_;
   std::string header_;  // the header block being gathered
   std::optional<Member> current_;
   std::uint64_t remaining_ = 0, padding_ = 0;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.hpp"
+#include "engine/host_keys.hpp"
 #include "engine/identifiers.hpp"
 #include "engine/space_archive.hpp"
 #include "plan/plan.hpp"
@@ -78,6 +79,18 @@ Accepted Engine::import_space(const ImportRequest& r) {
                                 r.identity->id + ") is in use by the space " + other.name +
                                 " on this server; import it without --keep-identity to get a "
                                 "new one");
+      // A deleted space's id still names its operations and events, which its owner reads:
+      // taken again, that history would be the new space's, and the new space's the old
+      // owner's.
+      if (!store_.operations().list_for_space(r.identity->id).empty())
+        throw EngineError(EngineError::Kind::Conflict,
+                          "--keep-identity: the archive's instance id " + r.identity->id +
+                              " was a space's on this server, whose history is kept; import it "
+                              "without --keep-identity to get a new one");
+      if (const auto problem =
+              host_key_problem({r.identity->host_key, r.identity->host_key_public});
+          !problem.empty())
+        throw EngineError(EngineError::Kind::Invalid, "the archive's identity: " + problem);
     }
     auto& node = node_named("");
     if (std::string(node.kind()) != "libvirt" || !disk_files_)

@@ -145,13 +145,15 @@ const std::vector<SettingKey>& setting_keys() {
       {"server.kubevirt.namespace", "--kubevirt-namespace", "BOWLINE_KUBEVIRT_NAMESPACE",
        "the namespace the kubevirt node's spaces live in"},
       {"server.quota.spaces", "--quota-spaces", "BOWLINE_QUOTA_SPACES",
-       "spaces a user may hold unless their own quota says (a number, or unlimited)"},
+       "spaces a user (not an admin) may hold unless their own quota says (10; a number, or "
+       "unlimited)"},
       {"server.quota.cpus", "--quota-cpus", "BOWLINE_QUOTA_CPUS",
-       "vCPUs a user's spaces may have in all unless their own quota says (or unlimited)"},
+       "vCPUs a user's spaces may have in all unless their own quota says (16, or unlimited)"},
       {"server.quota.memory", "--quota-memory", "BOWLINE_QUOTA_MEMORY",
        "memory a user's spaces may have in all unless their own quota says (32G, or unlimited)"},
       {"server.quota.disk", "--quota-disk", "BOWLINE_QUOTA_DISK",
-       "disk a user's spaces may have in all unless their own quota says (500G, or unlimited)"},
+       "disk a user's spaces, disks, snapshots and downloads may have in all unless their own "
+       "quota says (500G, or unlimited)"},
   };
   return keys;
 }

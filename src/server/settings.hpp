@@ -110,9 +110,10 @@ struct ServerSettings {
   std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config
   std::string kubevirt_context;               // empty: the kubeconfig's current-context
   std::string kubevirt_namespace = "default";
-  // What each user may hold unless their own quota says otherwise (server.quota.*): -1 is no
-  // limit, the default, so that a server that gains quotas refuses nothing it allowed before.
-  store::Quota default_quota{-1, -1, -1, -1};
+  // What each user who is not an admin may hold unless their own quota says otherwise
+  // (server.quota.*; -1 is no limit). Finite by default: one user of a shared server cannot
+  // take the host's memory or disk by accident or on purpose.
+  store::Quota default_quota{10, 16, std::int64_t{32} << 30, std::int64_t{500} << 30};
 
   std::optional<std::filesystem::path> config_file;  // the file read, if any
   std::string config_file_source;                    // "--config", "BOWLINE_CONFIG" or ""

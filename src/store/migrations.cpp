@@ -287,6 +287,53 @@ ALTER TABLE spaces ADD COLUMN suspend_reason TEXT NOT NULL DEFAULT '';
 )sql");
 }
 
+// v13: a user's id is never given to another user. Without AUTOINCREMENT SQLite reuses the
+// highest id once its row is gone, and what still names that id (operations, events, the
+// API's memory of who owned a deleted space) would be the newcomer's to read. The table is
+// made again (SQLite cannot add AUTOINCREMENT in place), its rows and its trigger with it;
+// the sequence starts past every id a space or a disk ever named.
+void never_reuse_user_ids(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE users_autoincrement (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  username         TEXT NOT NULL UNIQUE,
+  email            TEXT NOT NULL DEFAULT '',
+  timezone         TEXT NOT NULL DEFAULT '',
+  service_password TEXT,
+  password_hash    TEXT NOT NULL DEFAULT '',
+  ssh_keys         TEXT NOT NULL DEFAULT '[]',
+  permissions      TEXT NOT NULL DEFAULT '[]',
+  created_at       INTEGER NOT NULL,
+  disabled         INTEGER NOT NULL DEFAULT 0,
+  quota_spaces     INTEGER,
+  quota_cpus       INTEGER,
+  quota_memory     INTEGER,
+  quota_disk       INTEGER
+) STRICT;
+INSERT INTO users_autoincrement
+  SELECT id, username, email, timezone, service_password, password_hash, ssh_keys, permissions,
+         created_at, disabled, quota_spaces, quota_cpus, quota_memory, quota_disk FROM users;
+DROP TABLE users;
+ALTER TABLE users_autoincrement RENAME TO users;
+INSERT INTO sqlite_sequence (name, seq)
+  SELECT 'users', max(coalesce((SELECT max(id) FROM users), 0),
+                      coalesce((SELECT max(owner_id) FROM spaces), 0),
+                      coalesce((SELECT max(owner_id) FROM disks), 0))
+  WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'users');
+UPDATE sqlite_sequence
+  SET seq = max(seq, coalesce((SELECT max(owner_id) FROM spaces), 0),
+                     coalesce((SELECT max(owner_id) FROM disks), 0))
+  WHERE name = 'users';
+CREATE TRIGGER space_owner_renamed AFTER UPDATE OF username ON users
+  WHEN NEW.username IS NOT OLD.username BEGIN
+  INSERT INTO space_changes (space_rowid, seq)
+    SELECT rowid, (SELECT coalesce(max(seq), 0) + 1 FROM space_changes) FROM spaces
+    WHERE owner_id = NEW.id
+    ON CONFLICT (space_rowid) DO UPDATE SET seq = excluded.seq;
+END;
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -311,6 +358,7 @@ const std::vector<Migration>& migrations() {
       {10, "disks", add_disks},
       {11, "snapshots", add_snapshots},
       {12, "when and why a space was suspended", add_suspend_facts},
+      {13, "user ids never reused", never_reuse_user_ids},
   };
   return steps;
 }

@@ -117,6 +117,15 @@ check_match "import: a corrupted archive is refused" 'does not match its SHA-256
 check_eq "import: ... and nothing is made (no space)" "" "$("$BOWLINE" space list --all -o json | jq -r '.[] | select(.name == "c3") | .name')"
 check_eq "import: ... (no disk for bob)" 0 "$("$BOWLINE" disk list --owner bob -o json | jq length)"
 check_eq "import: ... (nothing staged)" "" "$(ls -A "$images/volumes/staging" 2>/dev/null)"
+# security: an import past the owner's disk quota is cut off from the archive's header, with
+# the reason, and leaves nothing staged.
+bw user set-quota bob --disk 1M >/dev/null || abort "user set-quota bob"
+out=$("$BOWLINE" space import "$work/c1.tar" --name c3 --owner bob 2>&1)
+check_match "security: import past bob's disk quota is cut off, saying why" \
+  "disk.qcow2 holds .*, more than the 1 MiB this import may take" "$out"
+check_eq "security: ... and nothing is staged" "" "$(ls -A "$images/volumes/staging" 2>/dev/null)"
+check_eq "security: ... nor made (no disk for bob)" 0 "$("$BOWLINE" disk list --owner bob -o json | jq length)"
+bw user set-quota bob --disk unlimited >/dev/null || abort "user set-quota bob"
 out=$("$BOWLINE" space import "$work/c1.tar" --name c3 --owner admin 2>&1)
 check_match "import: for an owner who has the disk's name already, refused by name" 'already has a disk named root' "$out"
 out=$("$BOWLINE" space import "$work/c1.tar" --name c3 --owner bob --keep-identity 2>&1)

@@ -49,5 +49,44 @@ TEST(HostKeys, AFingerprintNeedsAKey) {
   EXPECT_EQ(fingerprint("ssh-ed25519 !!!notbase64"), "");
 }
 
+// A key pair from an imported archive reaches clients' known_hosts files: it must be one
+// key, whose private half is that key's.
+TEST(security_host_key_imports, OnlyAMatchingEd25519PairOnOneLineIsTaken) {
+  const auto key = make_host_key("dev-alice");
+  EXPECT_EQ(host_key_problem(key), "");
+  const auto other = make_host_key("x");
+  EXPECT_NE(host_key_problem({key.private_key, other.public_line}).find("does not belong"),
+            std::string::npos);
+  EXPECT_NE(host_key_problem({key.private_key, key.public_line + "\n* ssh-ed25519 AAAA"})
+                .find("one line"),
+            std::string::npos);
+  EXPECT_NE(host_key_problem({key.private_key, "ssh-rsa AAAA"}).find("not an ssh-ed25519"),
+            std::string::npos);
+  EXPECT_NE(host_key_problem({"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH "
+                              "PRIVATE KEY-----\n",
+                              key.public_line})
+                .find("not an unencrypted OpenSSH ed25519 key"),
+            std::string::npos);
+  // A private key whose secret half was swapped for another's: the seed decides, not the label.
+  auto tampered = key;
+  tampered.private_key = other.private_key;
+  EXPECT_NE(host_key_problem(tampered), "");
+}
+
+TEST(security_host_key_imports, AKeyMadeBySshKeygenIsTakenToo) {
+  char pattern[] = "/tmp/bowline-host-keys.XXXXXX";
+  const fs::path dir = mkdtemp(pattern);
+  util::SystemProcessRunner runner;
+  const auto made = runner.run({"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "made here",
+                                "-f", (dir / "k").string()},
+                               std::chrono::seconds(10));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::ifstream priv(dir / "k"), pub(dir / "k.pub");
+  std::string private_key((std::istreambuf_iterator<char>(priv)), {}), public_line;
+  std::getline(pub, public_line);
+  EXPECT_EQ(host_key_problem({private_key, public_line}), "");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace bowline::engine

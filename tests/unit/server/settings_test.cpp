@@ -341,11 +341,12 @@ TEST_F(security_settings, MaxImageSizeIs64GiBUnlessSetAsASize) {
   EXPECT_THROW(resolve_settings(in), SettingsError);
 }
 
-// No limits unless set, so a server that gains quotas refuses nothing it allowed before.
-TEST_F(SettingsTest, DefaultQuotasAreUnlimitedUntilSet) {
+// Finite unless set otherwise: a user of a shared server holds 10 spaces, 16 vCPUs, 32 GiB of
+// memory and 500 GiB of disk at most.
+TEST_F(SettingsTest, DefaultQuotasAreFiniteUntilSetOtherwise) {
   constexpr std::int64_t kGiB = 1024LL * 1024 * 1024;
   auto s = resolve_settings(input());
-  EXPECT_EQ(s.default_quota, (store::Quota{-1, -1, -1, -1}));
+  EXPECT_EQ(s.default_quota, (store::Quota{10, 16, 32 * kGiB, 500 * kGiB}));
   auto in = input();
   in.config_file = write_config(
       "server:\n  quota:\n    spaces: 5\n    cpus: 8\n    memory: 16G\n    disk: unlimited\n");

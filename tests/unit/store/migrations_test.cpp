@@ -45,7 +45,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 12);
+  EXPECT_EQ(latest_schema_version(), 13);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -61,6 +61,42 @@ TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
                                       "templates", "users", "web_sessions"}));
   EXPECT_THAT(columns(db, "api_tokens"), ::testing::Contains("expires_at"));
   EXPECT_EQ(db.pragma_int("foreign_keys"), 1) << "foreign keys are back on after migrating";
+}
+
+// A deleted user's id belongs to nobody after them: what still names it (operations, events,
+// the API's memory of who owned a deleted space) must never become a newcomer's to read. Also
+// for a database migrated from before AUTOINCREMENT, whose highest user had been deleted.
+class security_user_ids : public MigrationTest {};
+
+TEST_F(security_user_ids, ADeletedUsersIdIsNeverGivenAgain) {
+  {
+    Db db(file());
+    migrate(db, 12);
+    db.exec(R"sql(
+INSERT INTO users (id, username, created_at) VALUES (1, 'admin', 1), (2, 'alice', 2),
+                                                    (3, 'mallory', 3);
+INSERT INTO templates (id, name, yaml, revision, created_at, updated_at)
+  VALUES (5, 'dev', 'name: dev', 1, 1, 1);
+INSERT INTO spaces (id, name, owner_id, template_id, applied_template_revision, desired_state,
+                    state, error, ip, uuid, vnc_password, domain_name, node, pool_id,
+                    created_at, updated_at)
+  VALUES ('s-1', 'box', 3, 5, 1, 'stopped', 'stopped', '', NULL, 'u-1', 'v', 'mallory-box',
+          'local', NULL, 1, 1);
+DELETE FROM spaces;
+DELETE FROM users WHERE id = 3;
+)sql");
+  }
+  auto& users = store().users();
+  // Before the migration the next user would have been 3 again; the spaces' owners say 3 was
+  // somebody's only while a space named it, so what counts is the rows that name it now.
+  const auto bob = users.create({"bob", "", "", std::nullopt, "", {}, {}});
+  EXPECT_GE(bob.id, 3);
+  users.remove(bob.id);
+  const auto carol = users.create({"carol", "", "", std::nullopt, "", {}, {}});
+  EXPECT_GT(carol.id, bob.id) << "a deleted user's id came back";
+  EXPECT_EQ(users.get(2)->username, "alice");  // the rows kept their ids
+  // The rename trigger came back with the table: a renamed owner's spaces are listed again.
+  EXPECT_THAT(schema(store().db()), HasSubstr("CREATE TRIGGER space_owner_renamed"));
 }
 
 TEST_F(MigrationTest, OpeningAgainChangesNothing) {
