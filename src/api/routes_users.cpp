@@ -10,6 +10,7 @@
 #include "util/control_chars.hpp"
 #include "util/duration.hpp"
 #include "util/sha512_crypt.hpp"
+#include "util/strings.hpp"
 
 namespace bowline::api {
 
@@ -33,19 +34,42 @@ constexpr std::size_t kLongestEmail = 254;
 // The longest IANA zone name has 32 characters.
 constexpr std::size_t kLongestTimezone = 64;
 
+// Letters, digits and ._%+- before the '@', DNS labels after it: what addresses people use.
+// Templates paste the address into cloud-init documents and scripts, so nothing a shell, YAML
+// or a mail header reads specially ($ ` ' " ; | & < > spaces, line breaks) and nothing that
+// looks like another letter (homoglyphs, invisible characters) is taken.
+bool is_plain_email(const std::string& email) {
+  const auto at = email.find('@');
+  if (at == std::string::npos || at == 0 || at > 64 || email.find('@', at + 1) != std::string::npos)
+    return false;
+  const auto local_ok = [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-';
+  };
+  if (!std::all_of(email.begin(), email.begin() + static_cast<long>(at), local_ok)) return false;
+  const auto domain = email.substr(at + 1);
+  if (domain.empty()) return false;
+  for (const auto& label : util::split(domain, '.')) {
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-')
+      return false;
+    if (!std::all_of(label.begin(), label.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '-'; }))
+      return false;
+  }
+  return true;
+}
+
 void check_email(const std::string& email) {
   if (email.size() > kLongestEmail)
     throw HttpError(422, "email: at most " + std::to_string(kLongestEmail) + " characters");
-  // Templates paste the address into cloud-init documents: no spaces, controls or line breaks;
-  // and people compare it by eye: nothing invisible.
-  if (!email.empty() &&
-      (email.find('@') == std::string::npos || email.find_first_of(" <>") != std::string::npos ||
-       util::has_control_characters(email)))
-    throw HttpError(422, "email \"" + email + "\" is not an e-mail address");
+  if (email.empty()) return;
   if (util::has_invisible_characters(email))
     throw HttpError(422,
                     "email: an e-mail address holds no invisible characters (zero-width, "
                     "direction marks)");
+  if (!is_plain_email(email))
+    throw HttpError(422,
+                    "email: not an address bowline takes: letters, digits and . _ % + - before "
+                    "the @, a domain name after it");
 }
 
 void check_timezone(const std::string& tz) {
@@ -141,6 +165,7 @@ struct UserPatch {
   std::optional<std::set<store::Permission>> permissions;
   std::optional<std::string> password_hash;
   std::optional<bool> disabled;
+  bool revoke_tokens = false;  // with a new password: every API token of the user goes too
 };
 
 // One's own password changes only with the current one, so a session left open on a shared
@@ -165,7 +190,6 @@ UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, stor
   }
   if (body.contains("disabled")) {
     require_admin(caller);
-  bool revoke_tokens = false;  // with a new password: every API token of the user goes too
     if (!body["disabled"].is_boolean()) throw HttpError(422, "disabled: expected true or false");
     patch.disabled = body["disabled"].get<bool>();
     if (*patch.disabled && caller.user.id == user.id)
@@ -175,6 +199,13 @@ UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, stor
     check_password(*password);
     check_current_password(caller, body, user);
     patch.password_hash = hash_password(*password);
+  }
+  if (body.contains("revokeTokens")) {
+    if (!body["revokeTokens"].is_boolean())
+      throw HttpError(422, "revokeTokens: expected true or false");
+    patch.revoke_tokens = body["revokeTokens"].get<bool>();
+    if (patch.revoke_tokens && !patch.password_hash)
+      throw HttpError(422, "revokeTokens goes with a new password (password)");
   }
   if (auto email = string_field(body, "email")) {
     check_email(*email);
@@ -200,13 +231,6 @@ void keep_an_admin(store::Store& store, const store::User& user) {
   if (!user.has(store::Permission::Admin) || user.disabled) return;
   const auto users = store.users().list();
   const auto admins = std::count_if(users.begin(), users.end(), [](const auto& u) {
-  if (body.contains("revokeTokens")) {
-    if (!body["revokeTokens"].is_boolean())
-      throw HttpError(422, "revokeTokens: expected true or false");
-    patch.revoke_tokens = body["revokeTokens"].get<bool>();
-    if (patch.revoke_tokens && !patch.password_hash)
-      throw HttpError(422, "revokeTokens goes with a new password (password)");
-  }
     return u.has(store::Permission::Admin) && !u.disabled;
   });
   if (admins <= 1) throw HttpError(409, user.username + " is the last admin");
@@ -230,6 +254,7 @@ void save_user_patch(store::Store& store, const Caller& caller, store::User& use
     store.users().set_password_hash(user.id, *patch.password_hash);
     store.sessions().remove_for_user(user.id,
                                      caller.user.id == user.id ? caller.session_id : std::nullopt);
+    if (patch.revoke_tokens) store.tokens().remove_for_user(user.id);
   }
   if (patch.disabled) {
     store.users().set_disabled(user.id, *patch.disabled);
@@ -254,7 +279,6 @@ store::ApiToken find_token(store::Store& store, const store::User& user, const s
   for (const auto& t : named) ids += (ids.empty() ? "" : ", ") + std::to_string(t.id);
   throw HttpError(409, user.username + " has " + std::to_string(named.size()) + " tokens named " +
                            ref + " (ids " + ids + "): name one by its id");
-    if (patch.revoke_tokens) store.tokens().remove_for_user(user.id);
 }
 
 // "expires": a duration such as "30d"; none: the token lasts until it is revoked. Never later
@@ -430,6 +454,7 @@ void Api::add_user_delete_route() {
         refuse_while_disks(user);
         store_.users().remove(user.id);  // tokens and sessions go with the account
         transaction.commit();
+        owners_.forget_owner(user.id);
         return Response::no_content();
       });
 }

@@ -693,6 +693,14 @@ std::vector<Row> account_rows() {
             "a@x.example"),
       email("email: a NEL (U+0085)", "a@x\xc2\x85.example"),
       email("email: 255 characters", std::string(243, 'a') + "@x.example.co"),
+      email("email: quotes, braces and ${{ }}", "o'b\"r{i}e&n${{.user.id}}@example.com"),
+      email("email: Cyrillic letters (homoglyphs)", "\xd0\xb0lice@ex\xd0\xb0mple.com"),
+      email("email: YAML metacharacters", "a:b#c[d]*e!f|g@example.com"),
+      email("email: shell metacharacters", "a;reboot@x.example"),
+      email("email: a command substitution", "$(id)@x.example"),
+      email("email: backquotes", "`id`@x.example"),
+      email("email: two @", "a@b@x.example"),
+      email("email: a domain label ending in -", "a@x-.example"),
       patch_email("email (own): a line separator (U+2028)", "a@x\xe2\x80\xa8.example"),
       patch_email("email (own): a tab", "a@x\t.example"),
       patch_email("email (own): a soft hyphen",
@@ -1075,9 +1083,7 @@ std::vector<std::pair<std::string, std::string>> escaped_values() {
 // A user's e-mail address, accepted (it is one), pasted by a template into the environment.
 std::vector<std::pair<std::string, std::string>> escaped_emails() {
   return {
-      {"an address with quotes, braces and ${{ }}", "o'b\"r{i}e&n${{.user.id}}@example.com"},
-      {"an address with Cyrillic letters (homoglyphs)", "\xd0\xb0lice@ex\xd0\xb0mple.com"},
-      {"an address with YAML metacharacters", "a:b#c[d]*e!f|g@example.com"},
+      {"an address with every character an address may have", "Ab.c_d%e+f-9@sub-1.Example.com"},
   };
 }
 
