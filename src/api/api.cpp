@@ -116,8 +116,18 @@ Response Api::handle(Request& request) {
 Response Api::route(Request& request, bool& authenticated) {
   if (!under_api(request.path)) return error_response(404, "no such path: " + request.path);
   const auto match = router_.match(request);
-  if (match.route && match.route->access == Access::Public)
-    return match.route->handler(Caller{}, request);
+  if (match.route && match.route->access == Access::Public) {
+    auto response = match.route->handler(Caller{}, request);
+    if (response.later) {
+      // Anonymous: no user's slot; what the route reserved (a place at the password gate)
+      // bounds these.
+      auto saved = std::make_shared<Request>(request);
+      response.later->run = [this, saved, run = std::move(response.later->run), work = own_work()] {
+        return guarded(*saved, run);
+      };
+    }
+    return response;
+  }
   // An API token when the request carries one (the CLI), else the browser's session.
   std::string csrf;
   auto found = caller_of(request, &csrf);

@@ -258,6 +258,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
               answer = Response::error(500, std::string("internal error: ") + e.what());
             }
             if (answer.later) answer = Response::error(500, "internal error: deferred twice");
+            if (answer.authenticated) self->server_.ledger->authenticated(self->id_);
             self->answer(std::move(answer), keep_alive, version, handshake);
           });
     });

@@ -27,12 +27,17 @@ void Api::add_session_routes() {
         const auto body = object_body(request);
         const auto username = required_string(body, "username");
         const auto password = required_string(body, "password");
-        auto login = sessions_.login(username, password, request);
-        auto response = Response::json(200, session_body(user_with_quota(login.user), login.csrf));
-        response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie, request));
-        response.headers.emplace_back("Cache-Control", "no-store");
-        response.authenticated = true;
-        return response;
+        auto pending = sessions_.begin_login(username, request);
+        // The password's check waits its turn at the gate: off the HTTP workers.
+        return Response::deferred([this, pending, password, request] {
+          auto login = sessions_.finish_login(*pending, password);
+          auto response =
+              Response::json(200, session_body(user_with_quota(login.user), login.csrf));
+          response.headers.emplace_back("Set-Cookie", sessions_.set_cookie(login.cookie, request));
+          response.headers.emplace_back("Cache-Control", "no-store");
+          response.authenticated = true;
+          return response;
+        });
       });
 
   router_.add(

@@ -3,8 +3,8 @@
 #include <sodium.h>
 
 #include <algorithm>
-#include <semaphore>
 
+#include "api/address_prefix.hpp"
 #include "api/auth.hpp"
 #include "util/strings.hpp"
 
@@ -18,19 +18,8 @@ std::string host_of(const std::string& remote) {
   return colon == std::string::npos ? remote : remote.substr(0, colon);
 }
 
-// argon2id takes 64 MiB a verification: at most two at a time, whatever the worker count. A
-// login that finds both taken is answered 429 at once rather than holding a worker.
-std::counting_semaphore<2> verifications{2};
-
 // Longer than any username can be (routes_users: 32): refused before any bookkeeping.
 constexpr std::size_t kLongestUsername = 32;
-
-[[noreturn]] void retry_after(std::int64_t seconds, const std::string& why) {
-  throw HttpError(429, why + ": try again in " + std::to_string(seconds) + " s",
-                  {{"retryAfter", seconds}});
-}
-
-constexpr std::int64_t kForgetAfterMs = 24LL * 3600 * 1000;
 
 }  // namespace
 
@@ -52,69 +41,58 @@ bool same_secret(std::string_view a, std::string_view b) {
 }
 
 WebSessions::WebSessions(store::Store& store, SessionOptions options)
-    : store_(store), options_(options), dummy_hash_(hash_password(new_token())) {}
+    : store_(store),
+      options_(options),
+      limiter_(LoginLimits{options.free_failures, options.first_lockout, options.max_lockout,
+                           options.free_account_failures, options.max_account_pause}),
+      gate_(options.hash_slots, options.hash_waiting, options.hash_patience),
+      dummy_hash_(hash_password(new_token())) {}
 
-std::int64_t WebSessions::locked_for(const std::string& key, std::int64_t now) {
-  const auto it = failures_.find(key);
-  if (it == failures_.end() || it->second.until <= now) return 0;
-  return (it->second.until - now + 999) / 1000;
-}
-
-void WebSessions::failed(const std::string& key, std::int64_t now) {
-  auto& f = failures_[key];
-  if (now - f.last > kForgetAfterMs) f = {};
-  f.last = now;
-  if (++f.count < options_.free_failures) return;
-  const int doublings = std::min(f.count - options_.free_failures, 20);
-  const auto pause = std::min<std::int64_t>(options_.first_lockout.count() << doublings,
-                                            options_.max_lockout.count());
-  f.until = now + pause;
-}
-
-SessionLogin WebSessions::login(std::string_view username, std::string_view password,
-                                const Request& request) {
+std::shared_ptr<PendingLogin> WebSessions::begin_login(std::string_view username,
+                                                       const Request& request) {
   if (username.size() > kLongestUsername) throw HttpError(401, "wrong username or password");
-  const auto address = client_address(request, options_.trusted_proxies);
-  const auto address_key = "address:" + address;
-  const auto user_key = "user:" + util::to_lower(std::string(username)) + "@" + address;
-  {
-    std::lock_guard lock(mutex_);
-    const auto now = store_.clock().now_unix_ms();
-    if (failures_.size() > 10'000)  // old entries go; a flood cannot grow the map for ever
-      std::erase_if(failures_, [&](const auto& e) { return now - e.second.last > kForgetAfterMs; });
-    const auto wait = std::max(locked_for(user_key, now), locked_for(address_key, now));
-    if (wait > 0) retry_after(wait, "too many failed logins");
-  }
-  auto user = store_.users().find_by_username(username);
+  const auto address = address_prefix(client_address(request, options_.trusted_proxies));
+  auto pending = std::make_shared<PendingLogin>();
+  pending->username = util::to_lower(std::string(username));
+  pending->attempt = limiter_.begin(pending->username, address, store_.clock().now_unix_ms());
+  pending->ticket = gate_.enter("address:" + address);
+  return pending;
+}
+
+SessionLogin WebSessions::finish_login(PendingLogin& pending, std::string_view password) {
+  // The place at the gate and the attempt's count end with this call, before the answer is
+  // out: the client's next try must not find them still held.
+  struct Done {
+    PendingLogin& pending;
+    ~Done() {
+      pending.ticket.reset();
+      pending.attempt.reset();
+    }
+  } done{pending};
+  auto user = store_.users().find_by_username(pending.username);
   const bool has_password = user && !user->password_hash.empty();
   // An unknown user costs the same argon2id verification as a known one.
-  if (!verifications.try_acquire()) retry_after(1, "the server is checking other logins");
-  bool ok = false;
-  try {
-    ok =
-        verify_password(has_password ? user->password_hash : dummy_hash_, password) && has_password;
-  } catch (...) {
-    verifications.release();
-    throw;
-  }
-  verifications.release();
+  const bool ok = gate_.run(*pending.ticket, [&] {
+    return verify_password(has_password ? user->password_hash : dummy_hash_, password);
+  }) && has_password;
+  pending.ticket.reset();  // the slot goes to the next in line
   if (!ok) {
-    std::lock_guard lock(mutex_);
-    const auto now = store_.clock().now_unix_ms();
-    failed(user_key, now);
-    failed(address_key, now);
+    limiter_.failed(*pending.attempt, store_.clock().now_unix_ms());
     throw HttpError(401, "wrong username or password");
   }
-  {
-    std::lock_guard lock(mutex_);
-    failures_.erase(user_key);
-  }
+  limiter_.succeeded(*pending.attempt, store_.clock().now_unix_ms());
   // Said only to someone who knows the password: it tells a guesser nothing.
   if (user->disabled) throw HttpError(403, "the account " + user->username + " is disabled");
   SessionLogin out{*user, new_token(), new_token()};
   store_.sessions().create(user->id, token_hash(out.cookie), out.csrf,
                            store_.clock().now_unix_ms() + options_.absolute.count());
   return out;
+}
+
+SessionLogin WebSessions::login(std::string_view username, std::string_view password,
+                                const Request& request) {
+  auto pending = begin_login(username, request);
+  return finish_login(*pending, password);
 }
 
 std::string WebSessions::session_cookie(const Request& request) const {

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "api/http.hpp"
+#include "api/login_limiter.hpp"
+#include "api/password_gate.hpp"
 #include "spec/ipv4.hpp"
 #include "store/store.hpp"
 
@@ -38,6 +40,15 @@ struct SessionOptions {
   int free_failures = 5;
   std::chrono::milliseconds first_lockout{std::chrono::seconds(1)};
   std::chrono::milliseconds max_lockout{std::chrono::minutes(15)};
+  // Failed logins of one account from anywhere before its tries are paced (login_limiter.hpp:
+  // slowed down, never locked out; not from an address it logged in from lately).
+  int free_account_failures = 20;
+  std::chrono::milliseconds max_account_pause{std::chrono::seconds(30)};
+  // Password checks at once (argon2id takes 64 MiB each), how many may wait for one, and for
+  // how long (password_gate.hpp).
+  int hash_slots = 2;
+  std::size_t hash_waiting = 16;
+  std::chrono::milliseconds hash_patience{std::chrono::seconds(5)};
   // Peers whose X-Forwarded-For is believed (reverse proxies, server.trusted_proxies); from
   // anyone else the header is ignored, so a client cannot pose as another address.
   std::vector<spec::Ipv4Network> trusted_proxies;
@@ -66,15 +77,28 @@ struct SessionLogin {
   std::string csrf;
 };
 
+// A login between its two steps (WebSessions::begin_login, finish_login).
+struct PendingLogin {
+  std::string username;
+  std::shared_ptr<LoginLimiter::Attempt> attempt;
+  std::shared_ptr<PasswordGate::Ticket> ticket;
+};
+
 class WebSessions {
  public:
   WebSessions(store::Store& store, SessionOptions options);
 
-  // Checks the password; HttpError 401 (one message for every wrong username or password) or
-  // 429 with Retry-After while the address, or the username from that address, is locked out,
-  // and while every password-hashing slot is taken (the request does not wait for one).
-  // `request` gives the client's address (client_address).
+  // A login in two steps. begin_login does what costs nothing, on an HTTP worker: HttpError 401
+  // for a username longer than any, 429 with Retry-After while the limits say wait
+  // (login_limiter.hpp) or the password gate's line is full (password_gate.hpp). finish_login
+  // waits for its turn at the gate and checks the password (off the workers): 401 (one message
+  // for every wrong username or password), 429 when the turn did not come in time. `request`
+  // gives the client's address (client_address).
+  std::shared_ptr<PendingLogin> begin_login(std::string_view username, const Request& request);
+  SessionLogin finish_login(PendingLogin& pending, std::string_view password);
   SessionLogin login(std::string_view username, std::string_view password, const Request& request);
+  // The gate every password check and hash goes through.
+  PasswordGate& password_gate() { return gate_; }
   // The session of the request's cookie with its user; nullopt without a live one.
   struct Found {
     store::User user;
@@ -88,23 +112,15 @@ class WebSessions {
   std::string clear_cookie(const Request& request) const;
 
  private:
-  // Seconds until `key` may try again; 0: now.
-  std::int64_t locked_for(const std::string& key, std::int64_t now);
-  void failed(const std::string& key, std::int64_t now);
   bool secure(const Request& request) const;
   // The secret of the request's session cookie: the __Host- one, or the plain one where
   // cookies are not Secure (plain HTTP, no TLS front end); "" when there is none.
   std::string session_cookie(const Request& request) const;
 
-  struct Failures {
-    int count = 0;
-    std::int64_t until = 0;  // unix ms
-    std::int64_t last = 0;
-  };
   store::Store& store_;
   SessionOptions options_;
-  std::mutex mutex_;
-  std::map<std::string, Failures> failures_;
+  LoginLimiter limiter_;
+  PasswordGate gate_;
   std::string dummy_hash_;  // verified against for unknown users, so timing says nothing
 };
 

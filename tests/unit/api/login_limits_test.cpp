@@ -1,7 +1,9 @@
-// Login limits that a guesser cannot turn against others (issue 14 item 7): failures count per
-// client address and per username from one address, X-Forwarded-For only from trusted proxies,
-// overlong usernames refused before any bookkeeping, and a login that finds every
-// password-hashing slot taken answered 429 at once.
+// Login limits that a guesser cannot turn against others: failures count per client address
+// (IPv6 by its /64), per username from one address and per account from anywhere (paced, not
+// locked), X-Forwarded-For only from trusted proxies, overlong usernames refused before any
+// bookkeeping, concurrent guesses counted before they are checked, and the password checks
+// taken in turn, one per client address, so that a few looping guessers cannot turn every
+// login into 429.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -95,24 +97,80 @@ TEST_F(security_login, AnOverlongUsernameIsRefusedBeforeAnyBookkeeping) {
   EXPECT_EQ(login(alice_, "right-" + alice_).status, 200) << "the address was not counted";
 }
 
-// Many logins at once: those that find both hashing slots taken are told to come back (429,
-// Retry-After) instead of holding an HTTP worker while they wait.
-TEST_F(security_login, ALoginThatFindsEveryHashingSlotTakenIsToldToComeBack) {
+// Two guessers looping wrong logins from ever new addresses used to keep both hashing slots
+// taken, so that real logins were answered 429: now each waits its turn, and the owner gets in
+// every time.
+TEST_F(security_login, TwoLoopingGuessersCannotTurnEveryLoginInto429) {
   start({*spec::Ipv4Network::parse("127.0.0.1/32")});
-  std::atomic<int> busy{0}, refused{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 16; ++i)
-    threads.emplace_back([&, i] {
-      const auto r = login(alice_, "guess", "198.51.100." + std::to_string(100 + i));
-      if (r.status == 429 && r.body.find("checking other logins") != std::string::npos &&
-          r.header("retry-after") == "1")
-        ++busy;
-      else if (r.status == 401)
-        ++refused;
+  std::atomic<bool> stop{false};
+  std::atomic<int> guesses{0};
+  std::vector<std::thread> guessers;
+  for (int g = 0; g < 2; ++g)
+    guessers.emplace_back([&, g] {
+      for (int i = 0; !stop; ++i) {
+        login("nobody" + std::to_string(g), "guess",
+              "203.0.113." + std::to_string((i * 2 + g) % 250 + 1));
+        ++guesses;
+      }
     });
-  for (auto& t : threads) t.join();
-  EXPECT_GT(busy.load(), 0);
-  EXPECT_EQ(busy.load() + refused.load(), 16);
+  std::this_thread::sleep_for(300ms);
+  int admitted = 0;
+  std::string last;
+  for (int i = 0; i < 10; ++i) {
+    const auto r = login(alice_, "right-" + alice_, "198.51.100.7");
+    if (r.status == 200) ++admitted;
+    last = std::to_string(r.status) + " " + r.body;
+  }
+  stop = true;
+  for (auto& t : guessers) t.join();
+  EXPECT_EQ(admitted, 10) << last;
+  EXPECT_GT(guesses.load(), 10) << "the guessers did run meanwhile";
+}
+
+// Guesses from one address at the same moment: one password check at a time per address, and
+// each counts before it is checked, so no burst gets more than the free failures.
+TEST_F(security_login, ConcurrentGuessesFromOneAddressGetNoMoreThanTheFreeFailures) {
+  start({*spec::Ipv4Network::parse("127.0.0.1/32")});
+  std::atomic<int> wrong{0}, later{0};
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 16; ++i)
+      threads.emplace_back([&] {
+        const auto r = login(alice_, "guess", "198.51.100.66");
+        if (r.status == 401) ++wrong;
+        if (r.status == 429 && !r.header("retry-after").empty()) ++later;
+      });
+    for (auto& t : threads) t.join();
+  }
+  EXPECT_GE(wrong.load(), 1);
+  EXPECT_LE(wrong.load(), 5);
+  EXPECT_EQ(wrong.load() + later.load(), 48);
+}
+
+// One account guessed from many addresses: past the account's free failures its tries are
+// paced, except from an address it logged in from before; nobody is locked out for good.
+TEST_F(security_login, AnAccountGuessedFromEverywhereIsPacedButItsOwnerGetsIn) {
+  start({*spec::Ipv4Network::parse("127.0.0.1/32")});
+  ASSERT_EQ(login(alice_, "right-" + alice_, "198.51.100.7").status, 200);  // her usual place
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(login(alice_, "guess", "203.0.113." + std::to_string(i + 1)).status, 401);
+  const auto paced = login(alice_, "guess", "203.0.113.200");
+  EXPECT_EQ(paced.status, 429) << paced.body;
+  const auto wait = std::stoi(paced.header("retry-after"));
+  EXPECT_GE(wait, 1);
+  EXPECT_LE(wait, 30);  // paced, never locked
+  EXPECT_EQ(login(alice_, "right-" + alice_, "198.51.100.7").status, 200);
+  EXPECT_EQ(login(alice_, "right-" + alice_, "203.0.113.201").status, 429);  // a new place waits
+}
+
+// An IPv6 client counts by its /64: walking through the addresses of one network does not give
+// more guesses.
+TEST_F(security_login, AnIpv6ClientCountsByItsSlash64) {
+  start({*spec::Ipv4Network::parse("127.0.0.1/32")});
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(login("bob", "guess", "2001:db8:0:1::" + std::to_string(i + 1)).status, 401);
+  EXPECT_EQ(login("bob", "guess", "2001:db8:0:1:ffff::9").status, 429);
+  EXPECT_EQ(login("bob", "guess", "2001:db8:0:2::1").status, 401);
 }
 
 }  // namespace
