@@ -29,7 +29,8 @@ const std::vector<EventKind>& event_kinds() {
                                             kPoolMember,
                                             kPoolError,
                                             kReconcileError,
-                                            kReconcileOrphan};
+                                            kReconcileOrphan,
+                                            kFirewallRestored};
   return kinds;
 }
 

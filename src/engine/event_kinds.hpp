@@ -79,6 +79,12 @@ inline constexpr EventKind kReconcileOrphan{
     "reconcile.orphan",
     "{domain, space} or {directory}: made by bowline, known to no space; reported, never deleted"};
 
+// The host's firewall.
+inline constexpr EventKind kFirewallRestored{
+    "firewall.restored",
+    "{table, reason}: a table of bowline's (the guest guard's, the external ports') had gone or "
+    "been damaged, and was written again"};
+
 }  // namespace event
 
 // Every kind above, in that order.

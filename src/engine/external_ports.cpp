@@ -52,10 +52,15 @@ void Engine::publish_ports(const std::string& id) {
 
 void Engine::publisher_loop() {
   std::unique_lock lock(forwards_mutex_);
+  auto next_check = timer_.now();
   while (!publisher_stop_) {
     const auto now = timer_.now();
     auto waiting = awaiting_address_;
     lock.unlock();
+    if (now >= next_check) {
+      keep_forwards();
+      next_check = now + std::chrono::seconds(3);
+    }
     for (const auto& [id, entry] : waiting) {
       const bool last_try = now >= entry.second;
       if (try_publish(id, entry.first, last_try) || last_try) {
@@ -103,6 +108,24 @@ bool Engine::try_publish(const std::string& id, std::uint64_t generation, bool l
   else
     events_.publish(event::kSpaceExternal, id, {{"address", *address}, {"ports", ports}});
   return true;
+}
+
+// The forwards stay while their spaces run: a firewall reload or `nft flush ruleset` that took
+// them away is undone within seconds, and said.
+void Engine::keep_forwards() {
+  {
+    std::lock_guard lock(forwards_mutex_);
+    if (forwards_.empty()) return;
+  }
+  if (forwarder_->in_place()) return;  // asks nft: not under the lock that describe() takes
+  std::lock_guard lock(forwards_mutex_);
+  if (forwards_.empty()) return;
+  apply_forwards_locked();
+  events_.publish(event::kFirewallRestored, std::nullopt,
+                  {{"table", "ip bowline"},
+                   {"reason",
+                    "the external ports' table or its FORWARD jump had gone: written "
+                    "again"}});
 }
 
 void Engine::withdraw_ports(const std::string& id) {

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "engine/guest_address.hpp"
 #include "util/files.hpp"
 #include "util/strings.hpp"
 
@@ -137,8 +138,10 @@ std::map<std::string, std::vector<spec::Ipv4Address>> GuestGuard::learnt_from(
     for (const auto& nic : nics) {
       if (!learns(nic)) continue;
       const auto& by_mac = held[nic.network];
-      if (const auto own = by_mac.find(nic.mac); own != by_mac.end()) {
-        out[nic.tap].assign(own->second.begin(), own->second.end());
+      // One address per NIC: a guest that asked again with other client ids and holds several
+      // leases may send from the one that lasts longest only, the address bowline connects to.
+      if (const auto own = lease_of(leases, nic.network, nic.mac, now)) {
+        out[nic.tap] = {*spec::Ipv4Address::parse(own->address)};
         continue;
       }
       // No lease now: what it had stays, unless someone else was leased it since.
@@ -157,7 +160,70 @@ void GuestGuard::rebuild() {
   std::string script = scripts_.create();
   for (const auto& [domain, nics] : domains_)
     for (const auto& nic : nics) script += scripts_.put(nic, allowed(nic));
-  apply(script, "write the guest guard's table");
+  try {
+    apply(script, "write the guest guard's table");
+  } catch (...) {
+    healthy_ = false;
+    throw;
+  }
+  healthy_ = true;
+}
+
+std::string GuestGuard::damage_locked() {
+  const auto& table = scripts_.table();
+  const auto listed =
+      runner_.run({"nft", "list", "table", "bridge", table}, std::chrono::seconds(10));
+  if (listed.exit_code != 0) return "table bridge " + table + " is gone";
+  std::vector<std::string> chains{"prerouting", "postrouting"};
+  for (const auto& [domain, nics] : domains_)
+    for (const auto& nic : nics) {
+      chains.push_back(guard_out_chain(nic.tap));
+      chains.push_back(guard_in_chain(nic.tap));
+    }
+  for (const auto& chain : chains)
+    if (listed.out.find("chain " + chain + " {") == std::string::npos)
+      return "table bridge " + table + " lacks its chain " + chain;
+  return {};
+}
+
+std::string GuestGuard::restore_locked() {
+  const auto damage = damage_locked();
+  if (healthy_ && damage.empty()) return {};
+  rebuild();
+  return (damage.empty() ? "the guest guard's table was not written whole" : damage) +
+         ": written again";
+}
+
+bool GuestGuard::check_table() {
+  std::string restored;
+  {
+    std::lock_guard lock(mutex_);
+    try {
+      restored = restore_locked();
+    } catch (const std::exception&) {
+      return false;  // tried again at the next poll; starts fail meanwhile (ensure)
+    }
+  }
+  if (!restored.empty() && o_.on_restored) o_.on_restored(restored);
+  return true;
+}
+
+void GuestGuard::ensure(const std::string& domain) {
+  std::string restored;
+  {
+    std::lock_guard lock(mutex_);
+    if (!domains_.contains(domain))
+      throw std::runtime_error("the guest guard holds no rules for " + domain +
+                               ", so it does not run unguarded: stop the space and start it "
+                               "again (its rules are written when it starts)");
+    try {
+      restored = restore_locked();
+    } catch (const std::exception& e) {
+      throw std::runtime_error("the guest guard is not in place, so " + domain +
+                               " does not run unguarded: " + e.what());
+    }
+  }
+  if (!restored.empty() && o_.on_restored) o_.on_restored(restored);
 }
 
 void GuestGuard::save() {
@@ -225,7 +291,12 @@ void GuestGuard::put(const std::string& domain, const std::vector<GuardedNic>& n
         throw std::runtime_error("the device " + nic.tap + " of " + domain + " is " + other +
                                  "'s already (their names hash alike): rename the space");
   const auto before = domains_.find(domain);
-  if (before != domains_.end() && before->second == nics) return;
+  // Unchanged and written whole: nothing to do. A table that was not (nft failed when the
+  // server started) is written now, or the start fails.
+  if (before != domains_.end() && before->second == nics) {
+    if (!healthy_) rebuild();
+    return;
+  }
   std::string script;
   if (before != domains_.end())
     for (const auto& old : before->second)
@@ -335,6 +406,7 @@ void GuestGuard::watch_leases() {
         }
       }
       learn();
+      check_table();
     }
     if (watch >= 0) ::close(watch);
   });

@@ -17,11 +17,17 @@
 // cut off, never let through.
 //
 // Addresses: a bridged NIC's is the one bowline chose. A NIC on a libvirt network learns its
-// address from that network's DHCP server: the leases libvirt keeps (virNetworkGetDHCPLeases),
-// read again whenever dnsmasq's lease files change (inotify) and at least every few seconds.
-// Until it has a lease the guest may send only DHCP requests. A learnt address stays the NIC's
-// after its lease ran out (a guest resumed after a long suspend renews from it) until another
-// guest is leased it.
+// address from that network's DHCP server: the lease its own MAC holds there (one: the one that
+// lasts longest, as engine/guest_address.hpp chooses), read again whenever dnsmasq's lease files
+// change (inotify) and at least every few seconds. Until it has a lease the guest may send only
+// DHCP requests, for its own hardware address. A learnt address stays the NIC's after its lease
+// ran out (a guest resumed after a long suspend renews from it) until another guest is leased
+// it.
+//
+// The table stays: the watcher looks at it every few seconds and writes it again when it has
+// gone (`nft flush ruleset`, a firewall service reloading its rules) or lost a NIC's chains,
+// and says so (on_restored); a start, resume or restore of a domain first makes sure its rules
+// are there (ensure), and fails when they cannot be.
 #pragma once
 
 #include <atomic>
@@ -57,8 +63,11 @@ struct GuestGuardOptions {
   // dnsmasq's lease files, as libvirt writes them: a change there is a lease to learn.
   std::filesystem::path lease_dir = "/var/lib/libvirt/dnsmasq";
   // How often the leases are read even when no change was seen (a lease that ran out, a host
-  // without inotify).
+  // without inotify), and the table is looked at (it is written again when it went away).
   std::chrono::milliseconds lease_poll{3000};
+  // Told (on the watcher's thread, or a start's) when the table had gone or been damaged and
+  // was written again: `why` in words for people.
+  std::function<void(const std::string& why)> on_restored;
 };
 
 class GuestGuard {
@@ -80,6 +89,15 @@ class GuestGuard {
   void put(const std::string& domain, const std::vector<GuardedNic>& nics);
   // The domain's NICs lose their rules (after it is undefined).
   void remove(const std::string& domain);
+  // Before the domain runs (a start, a resume, a restore): its rules are in the table now, or
+  // written again; throws std::runtime_error (the start must fail) when they cannot be, or when
+  // the guard holds no rules for it.
+  void ensure(const std::string& domain);
+  // The table is whole (it is gone after `nft flush ruleset` or a firewall service's reload),
+  // or written again; false when it could not be.
+  bool check_table();
+  // Whether the table was written whole the last time it was written.
+  bool healthy() const { return healthy_; }
   // Reads the leases and updates the learnt addresses that changed.
   void learn();
   // Learns on a thread of its own until stop() or the destructor.
@@ -96,7 +114,13 @@ class GuestGuard {
  private:
   void apply(const std::string& script, const std::string& what);
   void rebuild();  // with mutex_ held
-  void save();     // with mutex_ held
+  // What is missing of the table: its base chains and every guarded NIC's chains ("" when
+  // nothing). With mutex_ held.
+  std::string damage_locked();
+  // Writes the table again unless it is intact; what happened, for on_restored ("" when it was
+  // intact). Throws when it cannot be written. With mutex_ held.
+  std::string restore_locked();
+  void save();  // with mutex_ held
   std::vector<spec::Ipv4Address> allowed(const GuardedNic& nic) const;
   std::map<std::string, std::vector<spec::Ipv4Address>> learnt_from(
       const std::vector<libvirt::DhcpLease>& leases) const;
@@ -110,6 +134,7 @@ class GuestGuard {
   std::map<std::string, std::vector<GuardedNic>> domains_;
   std::map<std::string, std::vector<spec::Ipv4Address>> learnt_;  // by tap
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> healthy_{false};
   int wake_fd_ = -1;  // eventfd: stop() wakes the watcher
   std::thread watcher_;
 };

@@ -14,6 +14,14 @@ const std::regex kUnicastMac("[0-9a-f][02468ace](:[0-9a-f]{2}){5}");
 // bowline's registry, never in a script, but a stray one is a bug to show.
 const std::regex kNetwork("[A-Za-z0-9_.+-]*");
 
+// 52:54:00:aa:bb:cc as the number nft compares 48 bits with: 0x525400aabbcc.
+std::string mac_number(const std::string& mac) {
+  std::string out = "0x";
+  for (const char c : mac)
+    if (c != ':') out += c;
+  return out;
+}
+
 std::string elements(const std::vector<spec::Ipv4Address>& addresses) {
   std::string out;
   for (const auto& a : addresses) out += (out.empty() ? "" : ", ") + a.to_string();
@@ -102,7 +110,18 @@ std::string GuardScripts::put(const GuardedNic& nic,
   // operator (and the e2e test) can see what was stopped.
   out("ether saddr != " + nic.mac + " counter drop comment \"not its MAC\"");
   out("ether type ip udp sport 67 udp dport 68 counter drop comment \"a DHCP server's answer\"");
-  out("ip saddr 0.0.0.0 udp sport 68 udp dport 67 accept comment \"a DHCP client's request\"");
+  // What it asks a DHCP server: a BOOTREQUEST for an Ethernet address, its own (chaddr, at
+  // byte 28 of the BOOTP message), at a client's pace: it cannot lease addresses for MACs it
+  // makes up and empty the pool, nor take a neighbour's lease by asking with its address.
+  out("ether type ip udp dport 67 @th,64,8 != 1 counter drop comment \"not a DHCP request\"");
+  out("ether type ip udp dport 67 @th,72,16 != 0x0106 counter drop comment "
+      "\"not an Ethernet DHCP request\"");
+  out("ether type ip udp dport 67 @th,288,48 != " + mac_number(nic.mac) +
+      " counter drop comment \"a DHCP request for another hardware address\"");
+  out("ether type ip udp dport 67 limit rate over 30/minute burst 30 packets counter drop "
+      "comment \"DHCP requests faster than a client's\"");
+  out("ip saddr 0.0.0.0 udp sport 68 udp dport 67 counter accept comment "
+      "\"a DHCP client's request\"");
   out("ip saddr @" + set + " accept");
   out("ether type ip counter drop comment \"IPv4 from another address\"");
   out("arp saddr ether " + nic.mac + " arp saddr ip @" + set + " accept");

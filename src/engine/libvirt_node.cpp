@@ -222,9 +222,15 @@ void LibvirtNode::define(const NodeSpace& s, plan::Plan& plan) {
                        : std::string());
 }
 
+void LibvirtNode::ensure_guarded(const std::string& domain) {
+  // libvirt's nwfilter binds its rules at the start itself, or the start fails.
+  if (s_.guard) s_.guard->ensure(domain);
+}
+
 void LibvirtNode::start_domain(const plan::Plan& plan) {
   if (hypervisor_.state(plan.domain_name).state == libvirt::DomainState::Running) return;
   carry_console_over(plan.domain_name, plan.console_log);
+  ensure_guarded(plan.domain_name);
   libvirt::StartOptions options;
   options.reset_nvram =
       plan.firmware.bootloader == spec::Bootloader::Uefi && plan.firmware.reset_nvram_on_start;

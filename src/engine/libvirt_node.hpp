@@ -128,6 +128,9 @@ class LibvirtNode final : public Node {
   void guard(plan::Plan& plan);
   void define(const NodeSpace& space, plan::Plan& plan);
   void start_domain(const plan::Plan& plan);
+  // Before the domain runs: its guard's rules are in place (engine/guest_guard.hpp), or this
+  // throws and it does not run.
+  void ensure_guarded(const std::string& domain);
   // Dedicated CPUs and resource-named GPUs for this start (libvirt_node_place.cpp); called
   // with placement_mutex_ held until the domain is defined, so two starts never take the same.
   plan::Placed place(const NodeSpace& space, const plan::Plan& plan);

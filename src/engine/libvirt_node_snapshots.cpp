@@ -146,6 +146,7 @@ Observation LibvirtNode::restore_snapshot(const store::Space& space, const std::
       info && info->status.state != libvirt::DomainState::Shutoff)
     hypervisor_.destroy(domain);
   const bool comes_back_running = it->state != libvirt::DomainState::Shutoff;
+  if (comes_back_running && resume) ensure_guarded(domain);
   hypervisor_.revert_snapshot(domain, name, comes_back_running && !resume);
   if (comes_back_running && resume) return {MachineState::Running, ""};
   // Reverted paused (or shut off): the disks are the snapshot's; the machine stays off.

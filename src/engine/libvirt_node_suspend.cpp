@@ -111,6 +111,7 @@ Observation LibvirtNode::resume(const store::Space& space, const Progress& progr
       space.domain_name,
       plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name)));
   progress.step(saved ? "restoring memory from disk" : "no saved state left: booting", 10);
+  ensure_guarded(space.domain_name);
   hypervisor_.start(space.domain_name);
   return observe(space);
 }

@@ -1,6 +1,7 @@
 #include "engine/node_check.hpp"
 
 #include "engine/devices.hpp"
+#include "engine/dhcp_lease_check.hpp"
 #include "engine/traffic_filter.hpp"
 
 #include <fcntl.h>
@@ -656,8 +657,10 @@ NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& c
     report.checks.push_back(check_storage_path(where, options, qemu));
   for (const auto& bridge : options.requirements.bridges)
     report.checks.push_back(check_bridge(bridge, context.host));
-  for (const auto& network : options.requirements.networks)
+  for (const auto& network : options.requirements.networks) {
     report.checks.push_back(check_network(network, context.hypervisor));
+    report.checks.push_back(check_one_lease_per_mac(network, context.hypervisor));
+  }
   if (options.requirements.external_ports) report.checks.push_back(check_ip_forward(options));
   add_device_checks(report, options, context);
 

@@ -26,7 +26,8 @@ struct Check {
   std::string name;   // stable id: kvm, kvm-runs, libvirt, qemu-img, domain-type, nwfilter
                       // or guest-guard,
                       // images-path, cloud-image-path, base-image-path,
-                      // bridge:<name>, network:<name>, device:<text>, devices
+                      // bridge:<name>, network:<name>, dhcp:<network>, device:<text>,
+                      // devices
   std::string title;  // what was checked, for people: "bridge br0 has a NIC"
   CheckStatus status = CheckStatus::Ok;
   bool required = true;  // a required check that is not ok withholds the runtime

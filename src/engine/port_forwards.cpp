@@ -118,6 +118,16 @@ void NftPortForwarder::apply(const std::vector<PortForward>& forwards) {
   if (result.exit_code != 0)
     throw std::runtime_error("nft: cannot publish the spaces' external ports: " +
                              first_line(result.err.empty() ? result.out : result.err));
+  forwarding_ = !forwards.empty();
+}
+
+bool NftPortForwarder::in_place() {
+  std::lock_guard lock(mutex_);
+  if (!forwarding_) return true;
+  const std::chrono::seconds timeout(10);
+  return runner_.run({"nft", "list", "table", "ip", "bowline"}, timeout).exit_code == 0 &&
+         runner_.run({"iptables", "-w", "-C", "FORWARD", "-j", "BOWLINE_FORWARD"}, timeout)
+                 .exit_code == 0;
 }
 
 }  // namespace bowline::engine

@@ -42,6 +42,9 @@ class PortForwarder {
   virtual ~PortForwarder() = default;
   // Throws std::runtime_error with the tool's words when the host refuses.
   virtual void apply(const std::vector<PortForward>& forwards) = 0;
+  // Whether what the last apply() wrote is still in the host's firewall (`nft flush ruleset`
+  // or a firewall service's reload takes it away); true where nothing was written.
+  virtual bool in_place() { return true; }
 };
 
 // nft and iptables through a ProcessRunner; `scratch_dir` holds the script nft reads. The host
@@ -52,6 +55,8 @@ class NftPortForwarder final : public PortForwarder {
   NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir,
                    std::string ip_forward_file = "/proc/sys/net/ipv4/ip_forward");
   void apply(const std::vector<PortForward>& forwards) override;
+  // The table ip bowline and the jump to BOWLINE_FORWARD, while there are forwards.
+  bool in_place() override;
 
  private:
   void accept_in_forward_chain();
@@ -59,6 +64,7 @@ class NftPortForwarder final : public PortForwarder {
   std::string scratch_dir_;
   std::string ip_forward_file_;
   std::mutex mutex_;
+  bool forwarding_ = false;  // the last apply() wrote forwards
 };
 
 }  // namespace bowline::engine

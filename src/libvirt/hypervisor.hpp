@@ -181,6 +181,8 @@ struct NetworkInfo {
   std::string bridge;  // empty when the network has none
   // The IPv4 addresses of the network's own DHCP server: each <ip> with a <dhcp> element.
   std::vector<std::string> dhcp_servers = {};
+  // Its dnsmasq has dhcp-ignore-clid: one lease per MAC, whatever client ids a guest sends.
+  bool one_lease_per_mac = false;
 };
 
 // ---- node devices ------------------------------------------------------------------------

@@ -294,6 +294,7 @@ NetworkInfo network_info(virNetworkPtr network) {
   CString xml(virNetworkGetXMLDesc(network, 0));
   if (!xml) throw last_error(subject, "read the XML");
   info.dhcp_servers = parse_dhcp_servers(xml.get());
+  info.one_lease_per_mac = parse_one_lease_per_mac(xml.get());
   return info;
 }
 
@@ -348,6 +349,24 @@ std::vector<std::string> parse_dhcp_servers(std::string_view network_xml) {
       out.push_back(address);
   }
   return out;
+}
+
+bool parse_one_lease_per_mac(std::string_view network_xml) {
+  pugi::xml_document doc;
+  if (!doc.load_buffer(network_xml.data(), network_xml.size())) return false;
+  // libvirt writes the namespace's elements with the prefix the definition used (dnsmasq:).
+  const auto local = [](const char* name) {
+    const std::string_view n(name);
+    const auto colon = n.find(':');
+    return colon == std::string_view::npos ? n : n.substr(colon + 1);
+  };
+  for (const auto options : doc.child("network").children())
+    if (local(options.name()) == "options")
+      for (const auto option : options.children())
+        if (local(option.name()) == "option" &&
+            std::string_view(option.attribute("value").value()) == "dhcp-ignore-clid")
+          return true;
+  return false;
 }
 
 DomainCapabilities parse_domain_capabilities(std::string_view xml) {

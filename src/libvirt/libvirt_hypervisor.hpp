@@ -114,6 +114,9 @@ std::optional<NodeDevice> parse_node_device(std::string_view xml);
 DomainCapabilities parse_domain_capabilities(std::string_view xml);
 // The IPv4 addresses of a network's DHCP servers: each IPv4 <ip> that has a <dhcp>.
 std::vector<std::string> parse_dhcp_servers(std::string_view network_xml);
+// Whether the network's XML gives its dnsmasq the option dhcp-ignore-clid
+// (<dnsmasq:options><dnsmasq:option value='dhcp-ignore-clid'/>).
+bool parse_one_lease_per_mac(std::string_view network_xml);
 
 // One typed parameter of a domain's statistics record under libvirt's name for it
 // ("state.state", "cpu.time", "block.0.rd.bytes", "net.1.name"): a number or a text.

@@ -11,6 +11,7 @@
 #include "api/http_server.hpp"
 #include "api/routes_static.hpp"
 #include "engine/engine.hpp"
+#include "engine/event_kinds.hpp"
 #include "engine/guest_guard.hpp"
 #include "engine/kubevirt_node.hpp"
 #include "engine/kvm_probe.hpp"
@@ -110,7 +111,7 @@ std::unique_ptr<engine::GuestGuard> make_guest_guard(const ServerSettings& setti
                                                      util::ProcessRunner& runner,
                                                      const util::Clock& clock,
                                                      libvirt::Hypervisor& hypervisor,
-                                                     std::ostream& err) {
+                                                     engine::EventBus& events, std::ostream& err) {
   if (!engine::guarded_by_bowline(settings.libvirt_uri, to_string(settings.guest_filter))) {
     if (settings.guest_filter == GuestFilter::Guard &&
         !engine::is_test_driver(settings.libvirt_uri))
@@ -121,6 +122,11 @@ std::unique_ptr<engine::GuestGuard> make_guest_guard(const ServerSettings& setti
   engine::GuestGuardOptions options;
   options.dir = settings.data_dir;
   options.tag = engine::guard_tag_in(settings.data_dir, runner);
+  // Put back within a poll when the host's ruleset was flushed; admins see it as an event.
+  options.on_restored = [&events, table = "bridge bowline_" + options.tag](const std::string& why) {
+    events.publish(engine::event::kFirewallRestored, std::nullopt,
+                   {{"table", table}, {"reason", why}});
+  };
   auto guard = std::make_unique<engine::GuestGuard>(
       runner, clock, [&hypervisor] { return hypervisor.dhcp_leases(); }, options);
   std::set<std::string> domains;
@@ -278,7 +284,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     // Made before the engine, so that it outlives the engine's background work.
     const auto kubevirt = make_kubevirt_node(settings, out);
     engine::NftPortForwarder forwarder(runner, settings.data_dir.string());
-    const auto guard = make_guest_guard(settings, runner, clock, hypervisor, err);
+    const auto guard = make_guest_guard(settings, runner, clock, hypervisor, events, err);
     auto local_settings = local_node_settings(settings, choice.type);
     local_settings.guard = guard.get();
     if (guard) local_settings.node.guard_tag = guard->scripts().tag();

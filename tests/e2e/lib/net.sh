@@ -18,7 +18,8 @@
 #   net_bridge_remove BRIDGE
 #   net_isolated_create NAME BRIDGE HOST_CIDR RANGE_START RANGE_END [MAC=IP ...]
 #                                           transient isolated libvirt network: DHCP only (no DNS, no
-#                                           router option, no forward), optional fixed leases
+#                                           router option, no forward; one lease per MAC), optional
+#                                           fixed leases
 #   net_isolated_remove NAME
 #   net_client_netns NS SUBNET30            a network namespace NS for a client machine, joined to
 #                                           the host by a veth pair on the free /30 SUBNET30: the host
@@ -193,8 +194,10 @@ net_isolated_create() {
     hosts+="      <host mac='$mac' ip='$ip'/>"$'\n'
   done
   xml=$(mktemp)
+  # dhcp-ignore-clid: one lease per MAC, whatever client ids a guest sends (bowline node check
+  # asks it of NAT spaces' networks).
   cat >"$xml" <<EOF
-<network>
+<network xmlns:dnsmasq='http://libvirt.org/schemas/network/dnsmasq/1.0'>
   <name>$name</name>
   <bridge name='$br' stp='off' delay='0'/>
   <dns enable='no'/>
@@ -203,6 +206,9 @@ net_isolated_create() {
       <range start='$start' end='$end'/>
 $hosts    </dhcp>
   </ip>
+  <dnsmasq:options>
+    <dnsmasq:option value='dhcp-ignore-clid'/>
+  </dnsmasq:options>
 </network>
 EOF
   _NET_UNDO+=("net_isolated_remove $name $br")

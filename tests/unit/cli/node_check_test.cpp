@@ -48,6 +48,7 @@ class TestHost final : public libvirt::Hypervisor {
   std::map<std::string, libvirt::NetworkInfo> extra_networks;
   bool filters_work = true;
   std::map<std::string, std::string> filters;
+  bool one_lease_per_mac = true;
 
   std::string uri() const override { return real_.uri(); }
   libvirt::DomainInfo define(const std::string& xml) override { return real_.define(xml); }
@@ -80,7 +81,10 @@ class TestHost final : public libvirt::Hypervisor {
   }
   std::optional<libvirt::NetworkInfo> lookup_network(const std::string& name) override {
     if (auto it = extra_networks.find(name); it != extra_networks.end()) return it->second;
-    return real_.lookup_network(name);
+    auto info = real_.lookup_network(name);
+    // As bowline's own networks are made: one lease per MAC (dhcp-ignore-clid).
+    if (info) info->one_lease_per_mac = one_lease_per_mac;
+    return info;
   }
   std::vector<libvirt::NetworkInfo> list_networks() override { return real_.list_networks(); }
   std::vector<libvirt::NodeDevice> node_devices() override { return real_.node_devices(); }
@@ -192,6 +196,20 @@ TEST_F(NodeCheckTest, EveryRequiredCheckOkGivesTheKvmRuntime) {
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("pci_0000_00_00_0", "pci_0000_01_00_0",
                                                      "pci_0000_01_00_1", "usb_1_2", "usb_3_7"));
   EXPECT_THAT(find(report, "devices")->detail, HasSubstr("NVIDIA Corporation GA102GL [A10]"));
+}
+
+// A NAT network whose dnsmasq leases by client id is a warning with its fix; the node still
+// runs spaces.
+TEST_F(NodeCheckTest, ANetworkThatLeasesByClientIdIsAWarning) {
+  options.requirements.networks = {"default"};
+  host.one_lease_per_mac = false;
+  const auto report = run();
+  const auto* dhcp = find(report, "dhcp:default");
+  ASSERT_NE(dhcp, nullptr);
+  EXPECT_EQ(dhcp->status, CheckStatus::Warn);
+  EXPECT_FALSE(dhcp->required);
+  EXPECT_THAT(dhcp->fix, HasSubstr("dhcp-ignore-clid"));
+  EXPECT_TRUE(report.ready());
 }
 
 TEST_F(NodeCheckTest, KvmDeviceOnlyForDomainTypeKvm) {

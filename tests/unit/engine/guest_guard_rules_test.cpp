@@ -134,5 +134,76 @@ TEST(GuardScripts, RemovingANicThatIsNotThereFailsTheWholeTransaction) {
   EXPECT_THAT(result->out, Not(HasSubstr("10.0.0.5")));
 }
 
+// Sends one DHCP request frame on IFACE from SOURCE_MAC asking for CHADDR with BOOTP op OP,
+// COUNT times: python3 dhcp.py IFACE SOURCE_MAC CHADDR OP COUNT.
+constexpr const char* kDhcpSender = R"(
+import socket, struct, sys
+iface, source, chaddr = sys.argv[1], sys.argv[2], sys.argv[3]
+op, count = int(sys.argv[4]), int(sys.argv[5])
+mac = lambda t: bytes.fromhex(t.replace(':', ''))
+def checksum(b):
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+bootp = struct.pack('!BBBBIHH16s16s64s128s', op, 1, 6, 0, 0x1234, 0, 0x8000, bytes(16),
+                    mac(chaddr) + bytes(10), bytes(64), bytes(128))
+bootp += bytes([99, 130, 83, 99, 53, 1, 1, 255])
+udp = struct.pack('!HHHH', 68, 67, 8 + len(bootp), 0) + bootp
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, bytes(4), bytes([255] * 4))
+ip = ip[:10] + struct.pack('!H', checksum(ip)) + ip[12:]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((iface, 0))
+for _ in range(count):
+    s.send(bytes([255] * 6) + mac(source) + bytes([8, 0]) + ip + udp)
+)";
+
+// The packets a rule of the listed chain counted, by the rule's comment.
+std::uint64_t counted(const std::string& listed, const std::string& comment) {
+  const auto at = listed.find("comment \"" + comment + "\"");
+  if (at == std::string::npos) return 0;
+  const auto line = listed.rfind('\n', at);
+  const auto packets = listed.find("counter packets ", line);
+  return packets < at ? std::stoull(listed.substr(packets + 16)) : 0;
+}
+
+// Real frames through a real bridge port named as the guard names a NIC: a guest asks DHCP for
+// its own hardware address only, with BOOTREQUESTs only, at a client's pace.
+TEST(security_guest_guard_dhcp, RequestsForAnotherHardwareAddressAreDropped) {
+  test_support::TempDir dir;
+  const GuardScripts scripts("abc");
+  test_support::write_file(dir.file("guard.nft"), scripts.create() + scripts.put(kNat, {}));
+  test_support::write_file(dir.file("dhcp.py"), kDhcpSender);
+  const auto send = "python3 " + dir.file("dhcp.py") + " peer0 " + kNat.mac + " ";
+  const auto list = "nft list chain bridge bowline_abc out_" + kNat.tap;
+  const std::vector<std::string> lines{
+      "set -e",
+      "ip link add br0 type bridge",
+      "ip link add " + kNat.tap + " type veth peer name peer0",
+      "ip link set " + kNat.tap + " master br0",
+      "ip link set peer0 address " + kNat.mac,
+      "for l in br0 " + kNat.tap + " peer0; do ip link set $l up; done",
+      "nft -f " + dir.file("guard.nft"),
+      send + kNat.mac + " 1 1",        // its own: passes
+      send + "52:54:00:99:99:99 1 1",  // for another hardware address
+      send + kNat.mac + " 2 1",        // a BOOTREPLY
+      list + " > " + dir.file("one"),
+      send + kNat.mac + " 1 40",  // a flood
+      list,
+  };
+  std::string sh;
+  for (const auto& l : lines) sh += l + "\n";
+  const auto result = in_own_netns(sh);
+  if (!result) GTEST_SKIP() << "needs root and unshare -n (CI has both)";
+  ASSERT_EQ(result->exit_code, 0) << result->err;
+  const auto one = test_support::read_file(dir.file("one"));
+  EXPECT_EQ(counted(one, "a DHCP client's request"), 1u) << one;
+  EXPECT_EQ(counted(one, "a DHCP request for another hardware address"), 1u) << one;
+  EXPECT_EQ(counted(one, "not a DHCP request"), 1u) << one;
+  EXPECT_EQ(counted(one, "not its MAC"), 0u) << one;
+  // 41 requests at once: past the burst, the rest wait for a client's pace.
+  EXPECT_GE(counted(result->out, "DHCP requests faster than a client's"), 5u) << result->out;
+  EXPECT_LE(counted(result->out, "a DHCP client's request"), 36u) << result->out;
+}
+
 }  // namespace
 }  // namespace bowline::engine

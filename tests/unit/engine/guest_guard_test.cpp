@@ -8,6 +8,9 @@
 
 #include <condition_variable>
 #include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "../common/addresses.hpp"
@@ -21,20 +24,30 @@ using test_support::ip;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// nft as far as the guard uses it: `nft -f FILE` (kept, and followed: which chains the table
+// has) and `nft list table bridge T` (the chains it has, or an error once it is gone).
 class ScriptedNft final : public util::ProcessRunner {
  public:
   util::ProcessResult run(const std::vector<std::string>& argv,
                           std::chrono::milliseconds) override {
     std::lock_guard lock(mutex);
-    EXPECT_EQ(argv.size(), 3u);
     EXPECT_EQ(argv[0], "nft");
+    if (argv.size() == 5 && argv[1] == "list") return listing();
+    EXPECT_EQ(argv.size(), 3u);
     scripts.push_back(test_support::read_file(argv[2]));
     changed.notify_all();
     if (fail_next > 0) {
       --fail_next;
       return {1, "", "Error: No such file or directory\nmore", false};
     }
+    follow(scripts.back());
     return {0, "", "", false};
+  }
+  // `nft flush ruleset`: the table is gone.
+  void flush() {
+    std::lock_guard lock(mutex);
+    table = false;
+    chains.clear();
   }
   std::size_t count() {
     std::lock_guard lock(mutex);
@@ -48,6 +61,36 @@ class ScriptedNft final : public util::ProcessRunner {
   std::condition_variable changed;
   std::vector<std::string> scripts;
   int fail_next = 0;
+  bool table = false;
+  std::set<std::string> chains;
+
+ private:
+  void follow(const std::string& script) {
+    std::istringstream lines(script);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream words(line);
+      std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+      if (w.size() >= 2 && w[0] == "delete" && w[1] == "table") {
+        table = false;
+        chains.clear();
+      } else if (w.size() == 4 && w[0] == "table" && w[3] == "{") {
+        table = true;
+      } else if (w.size() == 3 && w[0] == "chain" && w[2] == "{") {
+        chains.insert(w[1]);
+      } else if (w.size() == 5 && w[1] == "chain" && (w[0] == "add" || w[0] == "delete")) {
+        if (w[0] == "add")
+          chains.insert(w[4]);
+        else
+          chains.erase(w[4]);
+      }
+    }
+  }
+  util::ProcessResult listing() const {
+    if (!table) return {1, "", "Error: No such file or directory", false};
+    std::string out = "table bridge bowline_abc {\n";
+    for (const auto& c : chains) out += "\tchain " + c + " {\n\t}\n";
+    return {0, out + "}\n", "", false};
+  }
 };
 
 const GuardedNic kBridged{"bwabc0123456700", "52:54:00:12:34:56", ip("198.51.100.20"), ""};
@@ -62,6 +105,7 @@ struct Fixture {
   util::ManualClock clock{1'800'000'000'000};
   std::mutex leases_mutex;
   std::vector<libvirt::DhcpLease> leases;
+  std::function<void(const std::string&)> on_restored;  // what the guard tells, when set
   GuestGuard guard{nft, clock,
                    [this] {
                      std::lock_guard lock(leases_mutex);
@@ -73,6 +117,9 @@ struct Fixture {
                      o.tag = "abc";
                      o.lease_dir = dir.path() / "leases";
                      o.lease_poll = poll;
+                     o.on_restored = [this](const std::string& why) {
+                       if (on_restored) on_restored(why);
+                     };
                      return o;
                    }()};
   void lease(const std::string& network, const std::string& mac, const std::string& address,
@@ -256,6 +303,112 @@ TEST(GuestGuard, LearnsAsSoonAsALeaseFileChanges) {
     });
   }
   EXPECT_EQ(f.guard.addresses(kNat.tap), std::vector{ip("192.168.122.7")});
+  f.guard.stop();
+}
+
+// A guest that holds several leases (it asked again with other client ids) may send from one
+// address: the lease that lasts longest, which is also the one bowline connects to.
+TEST(security_guest_guard, OneAddressPerNicTheLeaseThatLastsLongest) {
+  Fixture f;
+  f.guard.load({});
+  f.guard.put("alice-nat", {kNat});
+  f.lease("default", kNat.mac, "192.168.122.7", f.now() + 600);
+  f.lease("default", kNat.mac, "192.168.122.9", f.now() + 3600);
+  f.lease("default", kNat.mac, "192.168.122.8", f.now() + 60);
+  f.guard.learn();
+  EXPECT_EQ(f.guard.addresses(kNat.tap), std::vector{ip("192.168.122.9")});
+}
+
+// `nft flush ruleset` (or a firewall service's reload) takes the table away: the next look puts
+// it back whole and says so; a look at a whole table writes nothing.
+TEST(security_guest_guard, AFlushedTableIsWrittenAgainAndTold) {
+  Fixture f;
+  std::vector<std::string> told;
+  f.on_restored = [&](const std::string& why) { told.push_back(why); };
+  f.guard.load({});
+  f.guard.put("alice-dev", {kBridged});
+  f.guard.put("bob-nat", {kNat});
+  const auto written = f.nft.count();
+  EXPECT_TRUE(f.guard.check_table());
+  EXPECT_EQ(f.nft.count(), written) << "an intact table is left alone";
+  EXPECT_TRUE(told.empty());
+  f.nft.flush();
+  EXPECT_TRUE(f.guard.check_table());
+  ASSERT_EQ(f.nft.count(), written + 1);
+  EXPECT_EQ(f.nft.last().rfind("table bridge bowline_abc\ndelete table", 0), 0u);
+  EXPECT_THAT(f.nft.last(), HasSubstr("out_bwabc0123456700"));
+  EXPECT_THAT(f.nft.last(), HasSubstr("out_bwabc89abcdef00"));
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_THAT(told[0], HasSubstr("table bridge bowline_abc is gone: written again"));
+  // A NIC's chain deleted by hand: the table is written whole again too.
+  {
+    std::lock_guard lock(f.nft.mutex);
+    f.nft.chains.erase("in_bwabc89abcdef00");
+  }
+  EXPECT_TRUE(f.guard.check_table());
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_THAT(told[1], HasSubstr("lacks its chain in_bwabc89abcdef00"));
+}
+
+// A start, resume or restore runs the domain only with its rules in place.
+TEST(security_guest_guard, NoDomainRunsWithoutItsRules) {
+  Fixture f;
+  f.guard.load({});
+  f.guard.put("alice-dev", {kBridged});
+  EXPECT_NO_THROW(f.guard.ensure("alice-dev"));
+  f.nft.flush();
+  EXPECT_NO_THROW(f.guard.ensure("alice-dev")) << "put back, then it may run";
+  EXPECT_THAT(f.nft.last(), HasSubstr("out_bwabc0123456700"));
+  f.nft.flush();
+  f.nft.fail_next = 1;  // and nft cannot write it now
+  try {
+    f.guard.ensure("alice-dev");
+    FAIL() << "ran without its rules";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the guest guard is not in place, so alice-dev does not run "
+                                    "unguarded: nft: cannot write the guest guard's table"));
+  }
+  EXPECT_FALSE(f.guard.healthy());
+  EXPECT_THROW(f.guard.ensure("nobody"), std::runtime_error);
+}
+
+// A guard that could not write its table at the server's start (nft failing) keeps the domains
+// of its registry: their next start writes the table, or fails; it never runs them unguarded.
+TEST(security_guest_guard, AFailedLoadLeavesNoStartUnguarded) {
+  test_support::TempDir keep;
+  {
+    Fixture f;
+    f.guard.load({});
+    f.guard.put("alice-dev", {kBridged});
+    std::filesystem::copy_file(f.dir.file("guest-guard.json"), keep.file("guest-guard.json"));
+  }
+  Fixture f;
+  std::filesystem::copy_file(keep.file("guest-guard.json"), f.dir.file("guest-guard.json"));
+  f.nft.fail_next = 1;
+  EXPECT_THROW(f.guard.load({"alice-dev"}), std::runtime_error);
+  EXPECT_FALSE(f.guard.healthy());
+  f.nft.fail_next = 1;
+  EXPECT_THROW(f.guard.put("alice-dev", {kBridged}), std::runtime_error)
+      << "the same NICs again must not pass for guarded";
+  f.guard.put("alice-dev", {kBridged});  // nft works again: written whole
+  EXPECT_TRUE(f.guard.healthy());
+  EXPECT_EQ(f.nft.last().rfind("table bridge bowline_abc\ndelete table", 0), 0u);
+}
+
+// The watcher looks at the table every poll: a flushed ruleset is undone within one.
+TEST(security_guest_guard, TheWatcherPutsTheTableBackWithinAPoll) {
+  Fixture f(std::chrono::milliseconds(100));
+  f.guard.load({});
+  f.guard.put("alice-dev", {kBridged});
+  f.guard.watch_leases();
+  const auto before = f.nft.count();
+  f.nft.flush();
+  {
+    std::unique_lock lock(f.nft.mutex);
+    EXPECT_TRUE(f.nft.changed.wait_for(lock, std::chrono::seconds(5), [&] {
+      return f.nft.table && f.nft.scripts.size() > before;
+    })) << "the table was not put back";
+  }
   f.guard.stop();
 }
 

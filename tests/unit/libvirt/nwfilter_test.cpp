@@ -272,6 +272,22 @@ TEST(TrafficFilter, ANetworksDhcpServersAreItsIpv4AddressesWithDhcp) {
   EXPECT_TRUE(parse_dhcp_servers("not xml").empty());
 }
 
+// dnsmasq keys leases by the client id a guest sends unless told dhcp-ignore-clid: a network
+// without it lets one guest hold many leases (bowline node check says so).
+TEST(security_one_lease_per_mac, ANetworkSaysWhetherItsDnsmasqIgnoresClientIds) {
+  EXPECT_TRUE(parse_one_lease_per_mac(
+      R"(<network xmlns:dnsmasq='http://libvirt.org/schemas/network/dnsmasq/1.0'>
+      <name>lab</name><ip address='198.51.100.1' prefix='28'><dhcp/></ip>
+      <dnsmasq:options><dnsmasq:option value='log-dhcp'/><dnsmasq:option value='dhcp-ignore-clid'/></dnsmasq:options>
+    </network>)"));
+  EXPECT_FALSE(parse_one_lease_per_mac(
+      R"(<network xmlns:dnsmasq='http://libvirt.org/schemas/network/dnsmasq/1.0'>
+      <name>lab</name><dnsmasq:options><dnsmasq:option value='log-dhcp'/></dnsmasq:options>
+    </network>)"));
+  EXPECT_FALSE(parse_one_lease_per_mac("<network><name>default</name></network>"));
+  EXPECT_FALSE(parse_one_lease_per_mac("not xml"));
+}
+
 TEST(TrafficFilter, TheTestDriverHasNoNetworkFiltersAndItsDefaultNetworkADhcpServer) {
   LibvirtHypervisor test({.uri = "test:///default"});
   try {
