@@ -75,31 +75,34 @@ void Api::add_disk_routes() {
     return Response::json(200, out);
   });
 
-  router_.add("POST", "/api/v1/disks", Access::Any,
-              [this](const Caller& caller, const Request& request) {
-                const auto body = object_body(request);
-                engine::CreateDiskRequest create;
-                create.owner_id = disk_owner(caller, string_field(body, "owner")).id;
-                create.name = required_string(body, "name");
-                create.may_name_paths = caller.admin();
-                if (auto image = string_field(body, "image"))
-                  create.image = wanted_image(*image, body);
-                if (auto size = string_field(body, "size")) {
-                  const auto parsed = spec::parse_size(*size);
-                  if (!parsed.ok()) throw HttpError(422, "size: " + parsed.error());
-                  create.size_bytes = parsed.value();
-                }
-                if (auto from = string_field(body, "fromSpace")) {
-                  // By name among the owner's spaces, or by id; someone else's is not found.
-                  auto space = store_.spaces().find_by_name(create.owner_id, *from);
-                  if (!space) space = visible_space(caller, *from);
-                  create.from_space = space->id;
-                }
-                create.snapshot = string_field(body, "snapshot");
-                create.from_disk = string_field(body, "fromDisk");
-                const auto disk = engine_.create_disk(create);
-                return Response::json(201, disk_json(engine_.disk_info(disk.owner_id, disk.name)));
-              });
+  router_.add(
+      "POST", "/api/v1/disks", Access::Any, [this](const Caller& caller, const Request& request) {
+        const auto body = object_body(request);
+        engine::CreateDiskRequest create;
+        create.owner_id = disk_owner(caller, string_field(body, "owner")).id;
+        create.name = required_string(body, "name");
+        create.may_name_paths = caller.admin();
+        if (auto image = string_field(body, "image")) create.image = wanted_image(*image, body);
+        if (auto size = string_field(body, "size")) {
+          const auto parsed = spec::parse_size(*size);
+          if (!parsed.ok()) throw HttpError(422, "size: " + parsed.error());
+          create.size_bytes = parsed.value();
+        }
+        if (auto from = string_field(body, "fromSpace")) {
+          // By name among the owner's spaces, or by id; someone else's is not found.
+          auto space = store_.spaces().find_by_name(create.owner_id, *from);
+          if (!space) space = visible_space(caller, *from);
+          create.from_space = space->id;
+        }
+        create.snapshot = string_field(body, "snapshot");
+        create.from_disk = string_field(body, "fromDisk");
+        // A download or a copy of a big disk takes minutes: off the HTTP workers, under
+        // the caller's limit of slow answers.
+        return Response::deferred([this, create] {
+          const auto disk = engine_.create_disk(create);
+          return Response::json(201, disk_json(engine_.disk_info(disk.owner_id, disk.name)));
+        });
+      });
 
   router_.add("GET", "/api/v1/disks/{name}", Access::Any,
               [this](const Caller& caller, const Request& request) {

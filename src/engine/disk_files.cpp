@@ -1,6 +1,7 @@
 #include "engine/disk_files.hpp"
 
 #include "engine/engine_error.hpp"
+#include "image/qcow2.hpp"
 #include "image/standalone_qcow2.hpp"
 #include "plan/plan.hpp"
 
@@ -89,6 +90,34 @@ std::uint64_t DiskFiles::make_at_snapshot(const fs::path& file, const fs::path& 
 
 std::uint64_t DiskFiles::adopt(const fs::path& file, const fs::path& staged) {
   return make(file, [&](const fs::path& part) { fs::rename(staged, part); });
+}
+
+std::optional<std::uint64_t> DiskFiles::header_virtual_size(const fs::path& file) const {
+  try {
+    if (const auto header = image::read_qcow2_header(file)) return header->virtual_size;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::uint64_t DiskFiles::image_size_hint(const spec::Image& image) const {
+  if (const auto file = images_.local_file(image)) return header_virtual_size(*file).value_or(0);
+  return 0;
+}
+
+std::size_t DiskFiles::sweep_leftovers() {
+  std::size_t gone = 0;
+  std::error_code ec;
+  const auto remove = [&](const fs::path& file) {
+    if (fs::remove(file, ec)) ++gone;
+  };
+  for (const auto& entry : fs::directory_iterator(volumes_ / "staging", ec)) remove(entry.path());
+  for (const auto& owner : fs::directory_iterator(volumes_, ec)) {
+    if (!owner.is_directory(ec) || owner.path().filename() == "staging") continue;
+    for (const auto& entry : fs::directory_iterator(owner.path(), ec))
+      if (entry.path().string().ends_with(".qcow2.part")) remove(entry.path());
+  }
+  return gone;
 }
 
 std::string DiskFiles::standalone_problem(const fs::path& file,

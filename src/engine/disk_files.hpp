@@ -40,6 +40,11 @@ class DiskFiles {
   // A file staged elsewhere on this filesystem (an import), moved in.
   std::uint64_t adopt(const std::filesystem::path& file, const std::filesystem::path& staged);
 
+  // What a server that stopped mid-way left (a crash, a kill): staged imports and half-made
+  // disk files (`*.qcow2.part`). Run at start, before any import or create; returns how many
+  // files went.
+  std::size_t sweep_leftovers();
+
   // Where an import stages a disk before it is checked: beside the disk objects, so that the
   // adopt is a rename.
   std::filesystem::path staging_file(const std::string& tag) const;
@@ -51,6 +56,11 @@ class DiskFiles {
 
   void remove(const std::filesystem::path& file);
   std::uint64_t virtual_size(const std::filesystem::path& file);
+  // From the qcow2 header, in-process: nullopt when the file is not qcow2 or not there.
+  std::optional<std::uint64_t> header_virtual_size(const std::filesystem::path& file) const;
+  // The virtual size of `image` when it is here already (the library, a finished download),
+  // without fetching anything; 0 when it is not known yet.
+  std::uint64_t image_size_hint(const spec::Image& image) const;
   image::Disks& disks() { return disks_; }
 
  private:

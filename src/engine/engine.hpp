@@ -445,6 +445,8 @@ class Engine : public SpaceAccess {
   store::Space cloneable_source(const CloneRequest& request);
   void drop_clone_points(const store::Space& space);
   void check_disk_quota(std::int64_t owner_id, std::uint64_t bytes);
+  // Keeps the virtual size of the space's own disk as its node made it (quota.hpp's usage).
+  void record_disk_size(const store::Space& space);
   std::pair<std::uint64_t, std::string> make_disk_file(const store::User& owner,
                                                        const std::filesystem::path& file,
                                                        const CreateDiskRequest& request);

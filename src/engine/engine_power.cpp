@@ -78,6 +78,7 @@ void Engine::bring_up(const std::string& id, Stage stage, Bring how) {
     else
       applied = node.apply(on_node, p, how.run);
     if (how.run) store_.spaces().set_desired_state(id, store::DesiredState::Running);
+    if (applied.made) record_disk_size(require(id));
     settle(id, applied.seen);
     if (applied.made)
       progress(stage, id, applied.seen.state == MachineState::Running ? "running" : "stopped", 100);

@@ -1,5 +1,7 @@
 // The engine's side of quotas (quota.hpp): what each owner holds, from their spaces' specs,
 // and the check a create or a claim runs inside the transaction that writes the space.
+#include <algorithm>
+
 #include "engine/engine.hpp"
 
 namespace bowline::engine {
@@ -47,6 +49,8 @@ std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space
       if (t->second) usage = usage_of(expand_spec(space, *t->second, o->second));
     } catch (const std::exception&) {
     }
+    // Without a size in its template a space's disk is its image's size, known once made.
+    usage.disk = std::max(usage.disk, space.disk_bytes);
     if (const auto k = kept.find(space.id); k != kept.end()) usage.disk += k->second;
     out[*space.owner_id] += usage;
   }
@@ -70,6 +74,18 @@ std::map<std::int64_t, Usage> Engine::usage_by_owner() {
   return out;
 }
 
+void Engine::record_disk_size(const store::Space& space) {
+  auto* node = find_node(space.node);
+  if (!disk_files_ || !node || std::string(node->kind()) != "libvirt") return;
+  try {
+    const auto bytes = disk_files_->header_virtual_size(boot_disk_of(space));
+    if (bytes && static_cast<std::int64_t>(*bytes) != space.disk_bytes)
+      store_.spaces().set_disk_bytes(space.id, static_cast<std::int64_t>(*bytes));
+  } catch (const std::exception&) {
+    // Counted by its template's size until the next start records it.
+  }
+}
+
 std::uint64_t Engine::disk_room(std::int64_t owner_id) {
   const auto owner = store_.read_users().get(owner_id);
   if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
@@ -89,7 +105,10 @@ void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,
   std::erase_if(others, [&](const store::Space& s) { return s.id == space_id; });
   auto used = count_usage(others, store_.templates(), store_.users(), snapshot_rows_)[owner_id];
   for (const auto& d : disk_rows_.list_for_owner(owner_id)) used.disk += d.size_bytes;
-  if (const auto why = quota_refusal(owner->username, used, usage_of(spec), limits_of(*owner)))
+  auto asked = usage_of(spec);
+  if (!spec.disk_bytes && disk_files_)
+    asked.disk = std::max<std::int64_t>(asked.disk, disk_files_->image_size_hint(spec.image));
+  if (const auto why = quota_refusal(owner->username, used, asked, limits_of(*owner)))
     throw EngineError(EngineError::Kind::Forbidden, *why);
 }
 

@@ -128,10 +128,24 @@ std::int64_t Engine::restore_space(const std::string& id, const std::string& nam
       node.stay_off(current);
       withdraw_ports(id);
     }
-    progress(op, id, "restoring " + snapshot.name, 40);
-    const auto seen = node.restore_snapshot(current, snapshot.name, snapshot.memory);
-    events_.publish(event::kSnapshotRestored, id,
-                    {{"name", snapshot.name}, {"memory", snapshot.memory}});
+    // Running memory resumes the machine as it was defined then: not once an admin changed the
+    // template since (a device, the network, the memory given). Then the disks come back and
+    // the machine starts anew with today's definition, and the restore says so.
+    const auto tmpl = store_.templates().get(current.template_id);
+    const bool redefined =
+        snapshot.memory && (!tmpl || tmpl->revision != snapshot.template_revision);
+    const bool memory = snapshot.memory && !redefined;
+    const std::string note =
+        redefined ? "the template changed since " + snapshot.name + " was taken (revision " +
+                        std::to_string(snapshot.template_revision) + ", now " +
+                        (tmpl ? std::to_string(tmpl->revision) : std::string("gone")) +
+                        "): its disks are restored and the machine starts anew, without its memory"
+                  : std::string();
+    progress(op, id, redefined ? note : "restoring " + snapshot.name, 40);
+    const auto seen = node.restore_snapshot(current, snapshot.name, memory);
+    nlohmann::json said{{"name", snapshot.name}, {"memory", memory}};
+    if (redefined) said["note"] = note;
+    events_.publish(event::kSnapshotRestored, id, said);
     if (seen.state == MachineState::Running) {
       // The machine runs as it did then: with the definition of that time.
       store_.spaces().set_applied(id, snapshot.template_revision, snapshot.applied_parts);
@@ -142,7 +156,7 @@ std::int64_t Engine::restore_space(const std::string& id, const std::string& nam
       return;
     }
     settle(id, seen);
-    if (!was_running) {
+    if (!was_running && !redefined) {
       store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
       progress(op, id, "stopped", 100);
       return;

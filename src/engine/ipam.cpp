@@ -29,8 +29,10 @@ std::set<std::uint32_t> Ipam::reserved(const spec::Network& n) const {
   return out;
 }
 
+// One address space per bridge, whatever range a template gives it: two templates whose
+// ranges overlap on one bridge must never hand out one address twice.
 std::string Ipam::network_key(const spec::Network& n) {
-  return "bridge:" + n.bridge + ":" + n.cidr->to_string();
+  return "bridge:" + n.bridge;
 }
 
 std::string Ipam::unusable(const spec::Network& n, const std::string& text) const {

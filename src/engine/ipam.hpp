@@ -1,7 +1,7 @@
 // Addresses of bridged spaces: each template's range (network.ip_range_start..ip_range_end),
-// leased per bridge and subnet so that templates on one bridge share one address space. The
-// rule of a usable address is written here once, for the next free address, a chosen one
-// (--ip) and a new one (set-ip).
+// leased per bridge so that templates on one bridge share one address space, whatever their
+// subnets and ranges. The rule of a usable address is written here once, for the next free
+// address, a chosen one (--ip) and a new one (set-ip).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@ class Ipam {
   // interfaces now (engine/guest_address.hpp).
   explicit Ipam(store::Store& store, std::function<std::set<std::uint32_t>()> host_addresses = {});
 
-  // The key leases of this network are kept under: "bridge:br0:198.51.100.0/24".
+  // The key leases of this network are kept under: "bridge:br0" (the bridge, not the range).
   static std::string network_key(const spec::Network& network);
   // Empty when `address` is one a space of this network may have: inside the template's range
   // (not only its subnet), and not the network's, broadcast or gateway address, nor one of

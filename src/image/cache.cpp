@@ -178,6 +178,20 @@ fs::path ImageCache::resolve(const spec::Image& image, const Progress& progress)
   throw ImageError("unknown image kind");
 }
 
+std::optional<fs::path> ImageCache::local_file(const spec::Image& image) const {
+  std::error_code ec;
+  try {
+    if (image.kind == spec::ImageKind::Library) {
+      for (const auto& candidate : library_candidates(image.reference))
+        if (fs::is_regular_file(candidate, ec)) return candidate;
+    } else if (image.kind == spec::ImageKind::Url) {
+      if (const auto file = cache_file(image.reference); fs::is_regular_file(file, ec)) return file;
+    }
+  } catch (const ImageError&) {
+  }
+  return std::nullopt;
+}
+
 fs::path ImageCache::resolve_path(const std::string& reference) const {
   if (options_.import_paths.empty())
     throw ImageError(
@@ -278,7 +292,21 @@ void ImageCache::download(const spec::Image& image, const fs::path& file,
     throw ImageError("cannot create the base image cache " + options_.base_image_path.string() +
                      ": " + describe(ec) + " (it must be writable by bowline)");
   const auto part = with_suffix(file, kPartSuffix);
-  const auto got = download_file(image.reference, part, options_.download, progress);
+  Downloaded got;
+  try {
+    got = download_file(image.reference, part, options_.download, progress);
+  } catch (const ImageError& e) {
+    // A failed download leaves nothing: a partial file would hold disk that no quota counts
+    // (the download retries and resumes within the call, DownloadOptions::max_attempts).
+    fs::remove(part, ec);
+    std::string why = e.what();
+    const auto kept = why.find(" bytes kept; the next try resumes)");
+    if (kept == std::string::npos) throw;
+    throw ImageError(why.substr(0, why.rfind(" (", kept)) + "; what had arrived is removed");
+  } catch (...) {
+    fs::remove(part, ec);
+    throw;
+  }
   if (image.sha256 && got.sha256 != *image.sha256) {
     fs::remove(part, ec);
     throw ImageError("the image downloaded from " + image.reference +
@@ -286,8 +314,11 @@ void ImageCache::download(const spec::Image& image, const fs::path& file,
                      ", got sha256:" + got.sha256 + "; the download was removed");
   }
   fs::rename(part, file, ec);
-  if (ec)
-    throw ImageError("cannot move " + part.string() + " to " + file.string() + ": " + describe(ec));
+  if (ec) {
+    const auto why = describe(ec);
+    fs::remove(part, ec);
+    throw ImageError("cannot move the download into the base image cache: " + why);
+  }
   record_digest(file, got.sha256);
   record_url(file, image.reference);
 }

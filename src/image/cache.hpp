@@ -37,10 +37,11 @@ struct CacheOptions {
 //
 // Cache layout, per URL: `<base>/<key>-<name>` once complete and verified, where <key> is 16
 // hex digits of the URL's SHA-256 and <name> its last path segment, so two URLs that end in
-// the same file name never share a file; `<key>-<name>.part` while downloading or after an
-// interruption (the next resolve resumes it); `.sha256` beside it with the complete file's
-// digest in sha256sum's format, so a later imageChecksum is checked without reading the image
-// again (recomputed when the image is newer than it); `.url` with the URL, for people.
+// the same file name never share a file; `<key>-<name>.part` while downloading (resumed
+// within one resolve; removed when the download fails, and resumed when a crash left it); `.sha256`
+// beside it with the complete file's digest in sha256sum's format, so a later imageChecksum is
+// checked without reading the image again (recomputed when the image is newer than it); `.url` with
+// the URL, for people.
 //
 // Older caches (bowline's before the key, knot's) hold `<base>/<name>`, which may have come
 // from any URL with that name: it is used only when the template's imageChecksum matches it,
@@ -57,6 +58,11 @@ class ImageCache {
   // whatever is wrong (missing, unreadable, not a standalone qcow2, outside import_paths), so
   // that no answer tells whether a host file exists.
   std::filesystem::path resolve(const spec::Image& image, const Progress& progress = {});
+
+  // Where `image` is on this host already (a library file, a finished download), without
+  // fetching or checking anything; nullopt otherwise (also for a path: users' quotas do not
+  // read admins' files).
+  std::optional<std::filesystem::path> local_file(const spec::Image& image) const;
 
   // Where an URL is cached; throws ImageError when the URL gives no safe file name.
   std::filesystem::path cache_file(std::string_view url) const;

@@ -68,6 +68,34 @@ engine::DomainTypeChoice decide_domain_type(const ServerSettings& settings,
   return choice;
 }
 
+image::CacheOptions cache_options_for(const ServerSettings& settings) {
+  image::CacheOptions o;
+  o.cloud_image_path = settings.cloud_image_path;
+  o.base_image_path = settings.base_image_path;
+  o.import_paths = settings.import_paths;
+  o.download.max_size = settings.max_image_size;
+  return o;
+}
+
+api::ApiOptions api_options_for(const ServerSettings& settings,
+                                std::function<void(const std::string&)> log) {
+  api::ApiOptions o;
+  o.sessions.secure_cookie = settings.secure_cookies;
+  o.sessions.trusted_proxies = settings.trusted_proxies;
+  o.max_sockets_per_user = settings.max_sockets_per_user;
+  o.max_streams_per_user = settings.max_streams_per_user;
+  o.log = std::move(log);
+  o.max_import_size = settings.max_image_size;
+  return o;
+}
+
+// What a server that stopped mid-way left under the images path goes before anything new.
+void sweep_leftovers(engine::DiskFiles& files, std::ostream& out) {
+  if (const auto swept = files.sweep_leftovers())
+    out << "bowline server: removed " << swept
+        << " half-made disk files left by an earlier server\n";
+}
+
 // One writer of log lines for the engine and the API, so their lines never interleave.
 std::function<void(const std::string&)> line_writer(std::ostream& err) {
   return [&err, mutex = std::make_shared<std::mutex>()](const std::string& line) {
@@ -271,12 +299,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     libvirt_options.uri = settings.libvirt_uri;
     libvirt::LibvirtHypervisor hypervisor(libvirt_options);
     const auto choice = decide_domain_type(settings, hypervisor, out, err);
-    image::CacheOptions cache_options;
-    cache_options.cloud_image_path = settings.cloud_image_path;
-    cache_options.base_image_path = settings.base_image_path;
-    cache_options.import_paths = settings.import_paths;
-    cache_options.download.max_size = settings.max_image_size;
-    image::ImageCache images(cache_options);
+    image::ImageCache images(cache_options_for(settings));
     util::SystemProcessRunner runner;
     image::Disks disks(runner);
     engine::SysfsHostProbe host;
@@ -299,16 +322,11 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     if (kubevirt.node) engine.add_node(*kubevirt.node);
     engine.set_port_forwarder(forwarder);
     engine::DiskFiles disk_files(settings.images_path, images, disks);
+    sweep_leftovers(disk_files, out);
     engine.set_disk_files(disk_files);
     engine.start();  // watches the nodes' events and reconciles
 
-    api::ApiOptions api_options;
-    api_options.sessions.secure_cookie = settings.secure_cookies;
-    api_options.sessions.trusted_proxies = settings.trusted_proxies;
-    api_options.max_sockets_per_user = settings.max_sockets_per_user;
-    api_options.max_streams_per_user = settings.max_streams_per_user;
-    api_options.log = log;
-    api::Api api(store, engine, events, api_options);
+    api::Api api(store, engine, events, api_options_for(settings, log));
 
     api::StaticFiles web(settings.web_root);
     web.add_generated("/ui/event-kinds.js", api::event_kinds_module(),

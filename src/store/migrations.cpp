@@ -334,6 +334,26 @@ END;
 )sql");
 }
 
+// v14: the virtual size of each space's own disk as its node made it: what the space counts
+// against its owner's disk quota when its template names no size (the image's size then).
+void add_space_disk_sizes(Db& db) {
+  db.exec("ALTER TABLE spaces ADD COLUMN disk_bytes INTEGER NOT NULL DEFAULT 0");
+}
+
+// v15: leases of bridged addresses are kept per bridge ("bridge:br0"), no longer per bridge and
+// range ("bridge:br0:198.51.100.0/24"), so that two templates whose ranges overlap on one
+// bridge cannot give one address to two spaces. Where that happened already, the first lease
+// keeps the address; the other space loses it and takes a free one at its next start.
+void key_leases_by_bridge(Db& db) {
+  db.exec(R"sql(
+UPDATE OR IGNORE ip_leases SET network_key = substr(network_key, 1, instr(substr(network_key, 8), ':') + 6)
+  WHERE network_key LIKE 'bridge:%:%';
+UPDATE spaces SET ip = NULL
+  WHERE id IN (SELECT space_id FROM ip_leases WHERE network_key LIKE 'bridge:%:%');
+DELETE FROM ip_leases WHERE network_key LIKE 'bridge:%:%';
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -359,6 +379,8 @@ const std::vector<Migration>& migrations() {
       {11, "snapshots", add_snapshots},
       {12, "when and why a space was suspended", add_suspend_facts},
       {13, "user ids never reused", never_reuse_user_ids},
+      {14, "spaces' disk sizes", add_space_disk_sizes},
+      {15, "bridged leases per bridge", key_leases_by_bridge},
   };
   return steps;
 }

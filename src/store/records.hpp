@@ -156,6 +156,8 @@ struct Space {
   // the API shows while its state is suspended.
   std::int64_t suspended_at = 0;
   std::string suspend_reason;
+  // The virtual size of the space's own disk as its node made it (0: not known yet).
+  std::int64_t disk_bytes = 0;
 };
 
 struct NewSpace {
@@ -179,7 +181,7 @@ struct NewSpace {
 // ---- addresses ----------------------------------------------------------------------------
 
 struct IpLease {
-  std::string network_key;  // which address space (e.g. "bridge:br0:198.51.100.0/24")
+  std::string network_key;  // which address space (e.g. "bridge:br0")
   std::uint32_t ip = 0;
   std::string space_id;
   std::int64_t created_at = 0;

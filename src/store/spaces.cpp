@@ -9,7 +9,8 @@ namespace {
 constexpr const char* kSpaceColumns =
     "id, name, owner_id, template_id, applied_template_revision, desired_state, state, error, "
     "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts, "
-    "host_key, host_key_public, terminal_key, terminal_key_public, suspended_at, suspend_reason";
+    "host_key, host_key_public, terminal_key, terminal_key_public, suspended_at, suspend_reason, "
+    "disk_bytes";
 
 Space read_space(const Statement& row) {
   Space space;
@@ -41,6 +42,7 @@ Space read_space(const Statement& row) {
   space.terminal_key_public = row.column_text(20);
   space.suspended_at = row.column_int64(21);
   space.suspend_reason = row.column_text(22);
+  space.disk_bytes = row.column_int64(23);
   return space;
 }
 
@@ -209,6 +211,10 @@ void SpaceRepository::set_suspended(std::string_view id, std::int64_t at_ms,
     s.bind(3, at_ms);
     s.bind(4, reason);
   });
+}
+
+void SpaceRepository::set_disk_bytes(std::string_view id, std::int64_t bytes) {
+  update_one(id, "disk_bytes = ?3", [&](Statement& s) { s.bind(3, bytes); });
 }
 
 void SpaceRepository::set_terminal_key(std::string_view id, std::string_view private_key,

@@ -40,6 +40,7 @@ class SpaceRepository : public Repository {
   void set_desired_state(std::string_view id, DesiredState desired);
   // When (Unix ms) and why the space was suspended (shown while it is).
   void set_suspended(std::string_view id, std::int64_t at_ms, std::string_view reason);
+  void set_disk_bytes(std::string_view id, std::int64_t bytes);
   void set_applied_template_revision(std::string_view id, std::int64_t revision);
   // The revision and the parts' fingerprints (a JSON object) a start applied.
   void set_applied(std::string_view id, std::int64_t revision, std::string_view parts);

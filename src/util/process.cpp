@@ -119,6 +119,7 @@ struct Child {
   pid_t pid = 0;
   std::optional<Clock::time_point> deadline;
   bool killed = false;
+  bool output_cut = false;  // killed because it printed more than kMaxOutput
 
   void kill_group() {
     ::kill(-pid, SIGKILL);
@@ -164,6 +165,14 @@ void drain_pipes(Child& child, Fd& out_fd, Fd& err_fd, std::string& out, std::st
       if (polled[k].revents == 0) continue;
       const int i = index[k];
       const auto n = ::read(fds[i]->get(), buffer, sizeof buffer);
+      if (n > 0 && sinks[i]->size() + static_cast<std::size_t>(n) > kMaxOutput) {
+        // Whatever a tool prints is held in memory: past the bound it is stopped, not read.
+        child.output_cut = true;
+        child.kill_group();
+        out_fd.reset();
+        err_fd.reset();
+        break;
+      }
       if (n > 0) {
         sinks[i]->append(buffer, static_cast<std::size_t>(n));
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
@@ -222,8 +231,11 @@ ProcessResult SystemProcessRunner::run(const std::vector<std::string>& argv,
   out.read.reset();
   err.read.reset();
   const int status = wait_for_exit(child);
-  result.timed_out = child.killed;
+  result.timed_out = child.killed && !child.output_cut;
   result.exit_code = exit_code_of(status);
+  if (child.output_cut)
+    result.err += "\n(" + argv[0] + " printed more than " + std::to_string(kMaxOutput >> 20) +
+                  " MiB and was stopped)";
   return result;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,16 @@ class ProcessRunner {
                             std::chrono::milliseconds timeout) = 0;
 };
 
+// The most of stdout, and of stderr, a child's output is kept to: a tool that prints more
+// (`qemu-img map` of a disk crafted to be as fragmented as it can) is killed and fails, rather
+// than make the server hold it all.
+inline constexpr std::size_t kMaxOutput = std::size_t{64} << 20;
+
 // posix_spawn. The child leads its own process group, and the whole group is killed
-// (SIGKILL) at the timeout, so a grandchild that holds the pipes open cannot stall us. stdout
-// and stderr are drained together with poll(), so a child that fills one pipe while we wait
-// on the other cannot deadlock. Safe to call from several threads at once.
+// (SIGKILL) at the timeout or once it prints more than kMaxOutput, so a grandchild that holds the
+// pipes open cannot stall us. stdout and stderr are drained together with poll(), so a child that
+// fills one pipe while we wait on the other cannot deadlock. Safe to call from several threads at
+// once.
 class SystemProcessRunner final : public ProcessRunner {
  public:
   ProcessResult run(const std::vector<std::string>& argv,

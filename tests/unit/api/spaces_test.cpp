@@ -409,7 +409,7 @@ TEST_F(SpacesTest, TwoHundredConcurrentCreatesOnNinetyOneAddresses) {
     EXPECT_EQ(s["state"], "stopped");
   }
   EXPECT_EQ(listed, addresses);
-  EXPECT_EQ(stack_.store().leases().list("bridge:br-test:198.51.100.0/24").size(), 91u);
+  EXPECT_EQ(stack_.store().leases().list("bridge:br-test").size(), 91u);
 }
 
 }  // namespace

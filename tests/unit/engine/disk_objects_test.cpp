@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "engine_fixture.hpp"
@@ -207,6 +208,35 @@ TEST_F(disk_objects, FromASnapshotCopiesTheDiskAsTheSnapshotHasIt) {
   const auto disk = engine_->create_disk(copy);
   EXPECT_EQ(disk.source, "snapshot before of space src");
   EXPECT_FALSE(disks_->info(disk.path).backing_file.has_value());
+}
+
+// A template without a disk size gives its spaces the image's size: that is what they count,
+// known before the create from the library's file and kept once the node made the disk.
+TEST_F(security_disk_sources, ASpaceWithoutADiskSizeCountsItsImagesSize) {
+  store::Quota quota;
+  quota.disk = 20 << 20;  // the image is 16 MiB: one space fits, two do not
+  store_->users().set_quota(alice_, quota);
+  const auto tmpl = add_template("image: tiny\n");
+  const auto first = create(tmpl, "one");
+  ASSERT_EQ(space(first.space.id).state, store::SpaceState::Running) << space(first.space.id).error;
+  EXPECT_EQ(space(first.space.id).disk_bytes, 16 << 20);
+  EXPECT_EQ(engine_->usage_of_owner(alice_).disk, 16 << 20);
+  EXPECT_NE(
+      message_of([&] { create(tmpl, "two"); }, EngineError::Kind::Forbidden).find("quota: disk"),
+      std::string::npos);
+}
+
+TEST_F(disk_objects, LeftoversOfAnEarlierServerAreSweptAtStart) {
+  const auto kept = blank("kept", alice_);
+  const auto staging = files_->staging_file("import-dead");
+  std::ofstream(staging) << "half an import";
+  const auto half = fs::path(kept.path).parent_path() / "half.qcow2.part";
+  std::ofstream(half) << "half a disk";
+  EXPECT_EQ(files_->sweep_leftovers(), 2u);
+  EXPECT_FALSE(fs::exists(staging));
+  EXPECT_FALSE(fs::exists(half));
+  EXPECT_TRUE(fs::exists(kept.path));
+  EXPECT_EQ(files_->sweep_leftovers(), 0u);
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ class EngineTest : public ::testing::Test {
     store_ = std::make_unique<store::Store>(root_ / "bowline.db", clock_);
     hypervisor_ = std::make_unique<libvirt::LibvirtHypervisor>(libvirt::LibvirtOptions{uri});
     cache_ = std::make_unique<image::ImageCache>(
-        image::CacheOptions{images_ / "cloud-images", images_ / "base", {}});
+        image::CacheOptions{images_ / "cloud-images", images_ / "base", {}, {}});
     disks_ = std::make_unique<image::Disks>(runner_);
     bus_ = std::make_unique<EventBus>(*store_);
     start_engine(*hypervisor_);
@@ -428,7 +428,7 @@ TEST_F(EngineTest, DeleteRemovesDomainFilesAndAddress) {
   EXPECT_FALSE(store_->spaces().get(s.id).has_value());
   EXPECT_FALSE(hypervisor_->lookup(s.domain_name).has_value());
   EXPECT_FALSE(fs::exists(images_ / s.domain_name));
-  EXPECT_FALSE(store_->leases().holder("bridge:testbr0:198.51.100.0/24", 0xC633640B).has_value());
+  EXPECT_FALSE(store_->leases().holder("bridge:testbr0", 0xC633640B).has_value());
 }
 
 TEST_F(EngineTest, AnAlwaysSpaceThatStopsInsideTheGuestIsStartedAgain) {

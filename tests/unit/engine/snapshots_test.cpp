@@ -138,6 +138,32 @@ TEST_F(snapshots, AMemorySnapshotComesBackRunningWithItsRevision) {
   EXPECT_EQ(hypervisor_->state(space(id).domain_name).state, libvirt::DomainState::Running);
 }
 
+// An admin changed the template after a memory snapshot (say, took a device away): the
+// restore does not bring back the old definition with the memory; it restores the disks and
+// starts the machine with today's definition, and says so.
+class security_snapshot_restore : public snapshots {};
+
+TEST_F(security_snapshot_restore, AChangedTemplateIsNotUndoneByAMemorySnapshot) {
+  const auto id = running_space();
+  ASSERT_EQ(outcome(engine_->snapshot_space(id, "live", true)).first,
+            store::OperationState::Succeeded);
+  const auto tmpl = *store_->templates().get(space(id).template_id);
+  const auto changed = store_->templates().update(tmpl.id, tmpl.yaml + "cpus: 2\n");
+  ASSERT_GT(changed.revision, tmpl.revision);
+  const auto [state, error] = outcome(engine_->restore_space(id, "live", true));
+  EXPECT_EQ(state, store::OperationState::Succeeded) << error;
+  EXPECT_EQ(space(id).state, store::SpaceState::Running) << space(id).error;
+  EXPECT_EQ(space(id).applied_template_revision, changed.revision);
+  bool said = false;
+  for (const auto& e : store_->events().events_since(0, 100000))
+    if (e.space_id && *e.space_id == id && e.kind == event::kSnapshotRestored.name) {
+      const auto& payload = e.payload;
+      EXPECT_EQ(payload["memory"], false);
+      said = payload.value("note", "").find("the template changed") != std::string::npos;
+    }
+  EXPECT_TRUE(said);
+}
+
 TEST_F(snapshots, ARestoreOfAStoppedSpaceLeavesItStopped) {
   const auto id = running_space();
   engine_->stop_space(id);

@@ -139,33 +139,6 @@ TEST_F(Download, AChecksumMismatchNamesBothDigestsAndRemovesTheDownload) {
   EXPECT_THAT(list_dir(dir_.file("base")), ElementsAre());
 }
 
-TEST_F(Download, AnInterruptedTransferIsResumedByTheNextResolve) {
-  const auto bytes = publish("big.qcow2", 3 * 1024 * 1024 + 5);
-  options_.download.max_attempts = 1;
-  ImageCache cache(options_);
-  try {
-    cache.resolve(image("drop-once", "big.qcow2", util::sha256_hex(bytes)));
-    FAIL() << "no error";
-  } catch (const ImageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("the next try resumes"));
-  }
-  const auto file = cached("drop-once", "big.qcow2");
-  EXPECT_FALSE(fs::exists(file));
-  const auto kept = fs::file_size(file + ".part");
-  EXPECT_GT(kept, 0u);
-  EXPECT_LT(kept, bytes.size());
-  EXPECT_EQ(read_file(file + ".part"), bytes.substr(0, kept));
-
-  EXPECT_EQ(cache.resolve(image("drop-once", "big.qcow2", util::sha256_hex(bytes))),
-            fs::path(file));
-  EXPECT_EQ(read_file(file), bytes);
-  EXPECT_FALSE(fs::exists(file + ".part"));
-  const auto seen = requests();
-  ASSERT_EQ(seen.size(), 2u);
-  EXPECT_EQ(seen[1]["range"], "bytes=" + std::to_string(kept) + "-");
-  EXPECT_EQ(seen[1]["status"], 206);
-}
-
 TEST_F(Download, AnInterruptedTransferIsResumedWithinOneResolve) {
   const auto bytes = publish("flaky.qcow2", 2 * 1024 * 1024);
   ImageCache cache(options_);
@@ -213,7 +186,7 @@ TEST_F(Download, ACompletePartialFileNeedsNoMoreBytes) {
       steps, ElementsAre(std::make_pair(std::uint64_t{bytes.size()}, std::uint64_t{bytes.size()})));
 }
 
-TEST_F(Download, AStallFailsOnTheLowSpeedLimitAndKeepsWhatArrived) {
+TEST_F(Download, AStallFailsOnTheLowSpeedLimitAndLeavesNothing) {
   // Small enough that the bytes before the stall do not lift the speed curl averages over
   // its last few seconds above the limit.
   publish("slow.qcow2", 2000);
@@ -229,7 +202,7 @@ TEST_F(Download, AStallFailsOnTheLowSpeedLimitAndKeepsWhatArrived) {
     EXPECT_THAT(e.what(), HasSubstr("stalled"));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
-  EXPECT_GT(fs::file_size(cached("stall", "slow.qcow2") + ".part"), 0u);
+  EXPECT_FALSE(fs::exists(cached("stall", "slow.qcow2") + ".part"));
   EXPECT_FALSE(fs::exists(cached("stall", "slow.qcow2")));
 }
 
@@ -486,6 +459,30 @@ TEST_F(security_image, AnOldCacheFileIsUsedOnlyWhenTheChecksumVouchesForIt) {
             fs::path(base("old.qcow2")));
   EXPECT_EQ(requests().size(), 1u);
   EXPECT_EQ(read_file(base("old.qcow2")), old);  // and never replaced
+}
+
+// A download that fails for good leaves nothing behind: no quota counts a partial file.
+TEST_F(security_image, AFailedDownloadLeavesNoPartialFile) {
+  const auto bytes = publish("big.qcow2", 3 * 1024 * 1024 + 5);
+  options_.download.max_attempts = 1;
+  ImageCache cache(options_);
+  try {
+    cache.resolve(image("drop-once", "big.qcow2", util::sha256_hex(bytes)));
+    FAIL() << "no error";
+  } catch (const ImageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("what had arrived is removed"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("the next try resumes")));
+  }
+  const auto file = cached("drop-once", "big.qcow2");
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_FALSE(fs::exists(file + ".part"));
+  // The next resolve starts again, from the first byte.
+  EXPECT_EQ(cache.resolve(image("drop-once", "big.qcow2", util::sha256_hex(bytes))),
+            fs::path(file));
+  EXPECT_EQ(read_file(file), bytes);
+  const auto seen = requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[1]["range"], "");
 }
 
 }  // namespace

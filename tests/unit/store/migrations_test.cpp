@@ -45,7 +45,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 13);
+  EXPECT_EQ(latest_schema_version(), 15);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -97,6 +97,40 @@ DELETE FROM users WHERE id = 3;
   EXPECT_EQ(users.get(2)->username, "alice");  // the rows kept their ids
   // The rename trigger came back with the table: a renamed owner's spaces are listed again.
   EXPECT_THAT(schema(store().db()), HasSubstr("CREATE TRIGGER space_owner_renamed"));
+}
+
+// Leases were kept per bridge and range: two overlapping ranges of one bridge could give one
+// address twice. Migrated, the first lease keeps it and the other space takes a new one.
+TEST_F(security_user_ids, LeasesOfOneBridgeBecomeOneAddressSpace) {
+  {
+    Db db(file());
+    migrate(db, 14);
+    db.exec(R"sql(
+INSERT INTO users (id, username, created_at) VALUES (1, 'alice', 1);
+INSERT INTO templates (id, name, yaml, revision, created_at, updated_at)
+  VALUES (5, 'dev', 'name: dev', 1, 1, 1);
+INSERT INTO spaces (id, name, owner_id, template_id, applied_template_revision, desired_state,
+                    state, error, ip, uuid, vnc_password, domain_name, node, pool_id,
+                    created_at, updated_at)
+  VALUES ('s-1', 'one', 1, 5, 1, 'stopped', 'stopped', '', '198.51.100.10', 'u-1', 'v', 'a-one',
+          'local', NULL, 1, 1),
+         ('s-2', 'two', 1, 5, 1, 'stopped', 'stopped', '', '198.51.100.10', 'u-2', 'v', 'a-two',
+          'local', NULL, 1, 1),
+         ('s-3', 'three', 1, 5, 1, 'stopped', 'stopped', '', '198.51.100.30', 'u-3', 'v',
+          'a-three', 'local', NULL, 1, 1);
+INSERT INTO ip_leases (network_key, ip, space_id, created_at)
+  VALUES ('bridge:br0:198.51.100.0/24', 3325256714, 's-1', 1),
+         ('bridge:br0:198.51.100.0/25', 3325256714, 's-2', 2),
+         ('bridge:br0:198.51.100.0/24', 3325256734, 's-3', 3);
+)sql");
+  }
+  auto& s = store();
+  const auto leases = s.leases().list("bridge:br0");
+  ASSERT_EQ(leases.size(), 2u);
+  EXPECT_EQ(leases[0].space_id, "s-1");
+  EXPECT_EQ(leases[1].space_id, "s-3");
+  EXPECT_EQ(s.spaces().get("s-1")->ip, "198.51.100.10");
+  EXPECT_FALSE(s.spaces().get("s-2")->ip.has_value());  // a new address at its next start
 }
 
 TEST_F(MigrationTest, OpeningAgainChangesNothing) {

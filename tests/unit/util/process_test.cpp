@@ -100,5 +100,15 @@ TEST(SystemProcessRunner, RunsFromSeveralThreadsAtOnce) {
   }
 }
 
+// A tool that prints without end (qemu-img map of a disk crafted to be as fragmented as it
+// can be) is stopped at the bound, and fails: the server never holds more of its output.
+TEST(security_process_output, PastTheBoundTheChildIsStoppedAndFails) {
+  const auto r = run({"/bin/sh", "-c", "head -c 100000000 /dev/zero; echo done >&2"}, 30000ms);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_LE(r.out.size(), kMaxOutput);
+  EXPECT_NE(r.err.find("printed more than 64 MiB and was stopped"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace bowline::util
