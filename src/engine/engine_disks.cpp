@@ -189,8 +189,12 @@ std::pair<std::uint64_t, std::string> Engine::make_disk_file(const store::User& 
   if (request.image) {
     if (request.size_bytes) check_disk_quota(owner.id, *request.size_bytes);
     try {
+      // Said without the host's directories: a path is an admin's file, named by its name.
+      const auto& ref = request.image->reference;
       return {disk_files_->make_from_image(file, *request.image, request.size_bytes),
-              "image " + request.image->reference};
+              request.image->kind == spec::ImageKind::Path
+                  ? "image file " + std::filesystem::path(ref).filename().string()
+                  : "image " + ref};
     } catch (const image::ImageError& e) {
       throw EngineError(EngineError::Kind::Invalid, std::string("image: ") + e.what());
     } catch (const image::DiskError& e) {
