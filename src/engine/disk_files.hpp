@@ -62,6 +62,7 @@ class DiskFiles {
   // without fetching anything; 0 when it is not known yet.
   std::uint64_t image_size_hint(const spec::Image& image) const;
   image::Disks& disks() { return disks_; }
+  image::ImageCache& images() { return images_; }
 
  private:
   template <class Make>

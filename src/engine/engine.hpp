@@ -35,6 +35,7 @@
 #include "spec/expand.hpp"
 #include "spec/spec.hpp"
 #include "store/disks.hpp"
+#include "store/downloads.hpp"
 #include "store/snapshots.hpp"
 #include "store/store.hpp"
 #include "util/timer.hpp"
@@ -447,6 +448,9 @@ class Engine : public SpaceAccess {
   void check_disk_quota(std::int64_t owner_id, std::uint64_t bytes);
   // Keeps the virtual size of the space's own disk as its node made it (quota.hpp's usage).
   void record_disk_size(const store::Space& space);
+  // Charges a download the work just made to `owner` (`was_here`: it was cached before).
+  void charge_download(const std::optional<std::int64_t>& owner, const spec::Image& image,
+                       bool was_here);
   std::pair<std::uint64_t, std::string> make_disk_file(const store::User& owner,
                                                        const std::filesystem::path& file,
                                                        const CreateDiskRequest& request);
@@ -469,6 +473,7 @@ class Engine : public SpaceAccess {
   // The disks table (store/disks.hpp), on the store's connection: part of its transactions.
   store::DiskRepository disk_rows_{store_.db(), store_.clock()};
   store::SnapshotRepository snapshot_rows_{store_.db(), store_.clock()};
+  store::DownloadRepository download_rows_{store_.db(), store_.clock()};
   std::mutex clones_mutex_;
   std::map<std::string, int> cloned_;  // source space id -> clones reading its disk now
   std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file

@@ -89,6 +89,7 @@ void Engine::check_disk_quota(std::int64_t owner_id, std::uint64_t bytes) {
                                 store_.users(), snapshot_rows_)[owner_id];
   Usage with_disks = used;
   for (const auto& d : disk_rows_.list_for_owner(owner_id)) with_disks.disk += d.size_bytes;
+  with_disks.disk += download_rows_.bytes_of(owner_id);
   Usage asked{0, 0, 0, static_cast<std::int64_t>(bytes)};
   if (const auto why = quota_refusal(owner->username, with_disks, asked, limits_of(*owner)))
     throw EngineError(EngineError::Kind::Forbidden, *why);
@@ -191,10 +192,12 @@ std::pair<std::uint64_t, std::string> Engine::make_disk_file(const store::User& 
     try {
       // Said without the host's directories: a path is an admin's file, named by its name.
       const auto& ref = request.image->reference;
-      return {disk_files_->make_from_image(file, *request.image, request.size_bytes),
-              request.image->kind == spec::ImageKind::Path
-                  ? "image file " + std::filesystem::path(ref).filename().string()
-                  : "image " + ref};
+      const bool was_here = disk_files_->images().local_file(*request.image).has_value();
+      const auto size = disk_files_->make_from_image(file, *request.image, request.size_bytes);
+      charge_download(owner.id, *request.image, was_here);
+      return {size, request.image->kind == spec::ImageKind::Path
+                        ? "image file " + std::filesystem::path(ref).filename().string()
+                        : "image " + ref};
     } catch (const image::ImageError& e) {
       throw EngineError(EngineError::Kind::Invalid, std::string("image: ") + e.what());
     } catch (const image::DiskError& e) {

@@ -61,6 +61,7 @@ void Engine::bring_up(const std::string& id, Stage stage, Bring how) {
     // The template's external ports as they are now (a change applies at the next start).
     allocate_ports(space, l.spec);
     const auto on_node = node_space(l);
+    const bool image_was_here = !disk_files_ || disk_files_->images().local_file(l.spec.image);
     auto p = progress_for(stage, id);
     p.applied = [&] {
       if (const auto parts = node.parts(on_node))
@@ -78,7 +79,10 @@ void Engine::bring_up(const std::string& id, Stage stage, Bring how) {
     else
       applied = node.apply(on_node, p, how.run);
     if (how.run) store_.spaces().set_desired_state(id, store::DesiredState::Running);
-    if (applied.made) record_disk_size(require(id));
+    if (applied.made) {
+      record_disk_size(require(id));
+      charge_download(l.space.owner_id, l.spec.image, image_was_here);
+    }
     settle(id, applied.seen);
     if (applied.made)
       progress(stage, id, applied.seen.state == MachineState::Running ? "running" : "stopped", 100);

@@ -17,6 +17,10 @@ store::SnapshotRepository read_snapshots_of(store::Store& store) {
   return store::SnapshotRepository(store.reader(), store.clock());
 }
 
+store::DownloadRepository read_downloads_of(store::Store& store) {
+  return store::DownloadRepository(store.reader(), store.clock());
+}
+
 }  // namespace
 
 // The server's default quotas are for users; an admin is held only to a quota of their own.
@@ -63,6 +67,7 @@ Usage Engine::usage_of_owner(std::int64_t owner_id) {
   auto usage = count_usage(store_.read_spaces().list_for_owner(owner_id), store_.read_templates(),
                            store_.read_users(), snapshots)[owner_id];
   for (const auto& d : read_disks_of(store_).list_for_owner(owner_id)) usage.disk += d.size_bytes;
+  usage.disk += read_downloads_of(store_).bytes_of(owner_id);
   return usage;
 }
 
@@ -71,6 +76,8 @@ std::map<std::int64_t, Usage> Engine::usage_by_owner() {
   auto out = count_usage(store_.read_spaces().list(), store_.read_templates(), store_.read_users(),
                          snapshots);
   for (const auto& d : read_disks_of(store_).list()) out[d.owner_id].disk += d.size_bytes;
+  for (const auto& [user, bytes] : read_downloads_of(store_).bytes_by_user())
+    out[user].disk += bytes;
   return out;
 }
 
@@ -84,6 +91,19 @@ void Engine::record_disk_size(const store::Space& space) {
   } catch (const std::exception&) {
     // Counted by its template's size until the next start records it.
   }
+}
+
+// The first user whose create or disk made `image` download carries it (store/downloads.hpp).
+void Engine::charge_download(const std::optional<std::int64_t>& owner, const spec::Image& image,
+                             bool was_here) {
+  if (!owner || was_here || !disk_files_ || image.kind != spec::ImageKind::Url) return;
+  const auto file = disk_files_->images().local_file(image);
+  if (!file) return;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(*file, ec);
+  if (!ec)
+    download_rows_.charge(file->string(), image.reference, static_cast<std::int64_t>(bytes),
+                          *owner);
 }
 
 std::uint64_t Engine::disk_room(std::int64_t owner_id) {
@@ -105,6 +125,7 @@ void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,
   std::erase_if(others, [&](const store::Space& s) { return s.id == space_id; });
   auto used = count_usage(others, store_.templates(), store_.users(), snapshot_rows_)[owner_id];
   for (const auto& d : disk_rows_.list_for_owner(owner_id)) used.disk += d.size_bytes;
+  used.disk += download_rows_.bytes_of(owner_id);
   auto asked = usage_of(spec);
   if (!spec.disk_bytes && disk_files_)
     asked.disk = std::max<std::int64_t>(asked.disk, disk_files_->image_size_hint(spec.image));

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "spec/quantity.hpp"
+#include "engine/quota.hpp"
 
 namespace bowline::engine::archive {
 
@@ -212,8 +212,8 @@ void ArchiveReader::take_header() {
   if (keep_ && size > kSmallLimit)
     throw ArchiveError("the archive's " + name + " is larger than 1 MiB");
   if (name == kDiskMember && size > max_disk_)
-    throw ArchiveError("the archive's disk.qcow2 holds " + spec::format_binary_size(size) +
-                       ", more than the " + spec::format_binary_size(max_disk_) +
+    throw ArchiveError("the archive's disk.qcow2 holds " + format_quota_bytes(size) +
+                       ", more than the " + format_quota_bytes(max_disk_) +
                        " this import may take (the owner's disk quota left, or the server's "
                        "server.kvm.max_image_size)");
   current_ = Member{name, size, ""};

@@ -354,6 +354,21 @@ DELETE FROM ip_leases WHERE network_key LIKE 'bridge:%:%';
 )sql");
 }
 
+// v16: who each download of the base image cache is charged to (store/downloads.hpp); a user
+// who goes leaves their downloads charged to nobody.
+void add_downloads(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE downloads (
+  file       TEXT PRIMARY KEY,
+  url        TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  user_id    INTEGER REFERENCES users(id) ON DELETE SET NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX downloads_by_user ON downloads(user_id);
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -381,6 +396,7 @@ const std::vector<Migration>& migrations() {
       {13, "user ids never reused", never_reuse_user_ids},
       {14, "spaces' disk sizes", add_space_disk_sizes},
       {15, "bridged leases per bridge", key_leases_by_bridge},
+      {16, "downloads charged to users", add_downloads},
   };
   return steps;
 }

@@ -89,6 +89,35 @@ out=$(as "$mallory" disk create far --image https://127.0.0.1:1/images/none.qcow
 check_match "5: a download that fails says why" "image:" "$out"
 check_eq "5: ... and leaves no partial file in the cache" "" "$(ls "$images/base" 2>/dev/null)"
 
+# A download is charged to the user whose disk made it come, once: a second user of the same
+# URL finds it cached and is not charged.
+mkdir -p "$work/files"
+qemu-img create -q -f qcow2 "$work/files/served.qcow2" 4M || abort "qemu-img create"
+sum=$(sha256sum "$work/files/served.qcow2" | cut -d' ' -f1)
+served=$(stat -c %s "$work/files/served.qcow2")
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=127.0.0.1 -keyout "$work/files/key.pem" -out "$work/files/cert.pem" 2>/dev/null ||
+  abort "openssl"
+python3 "$here/../unit/image/https_server.py" "$work/files/cert.pem" "$work/files/key.pem" \
+  "$work/files" "$work/files/requests.log" >"$work/files/ports" 2>"$work/files/server.err" &
+files_pid=$!
+for _ in $(seq 50); do [ -s "$work/files/ports" ] && break; sleep 0.1; done
+http_port=$(cut -d' ' -f2 "$work/files/ports")
+[ -n "$http_port" ] || abort "the file server did not start"
+url=http://127.0.0.1:$http_port/plain/t/served.qcow2
+"$BOWLINE" user set-quota mallory --disk default >/dev/null || abort "user set-quota"
+before=$(as "$mallory" user info mallory -o json | jq .usage.disk)
+check_cmd "5: mallory makes a disk from an URL" \
+  as "$mallory" disk create fetched --image "$url" --image-checksum "sha256:$sum"
+check_eq "5: the download counts against mallory's disk quota, with the disk" \
+  $((before + 4194304 + served)) "$(as "$mallory" user info mallory -o json | jq .usage.disk)"
+check_cmd "5: alice makes a disk from the same URL" \
+  as "$alice" disk create fetched --image "$url" --image-checksum "sha256:$sum"
+check_eq "5: ... and is charged the disk only (the download was mallory's)" $((8388608 + 4194304)) \
+  "$(as "$alice" user info alice -o json | jq .usage.disk)"
+kill "$files_pid" 2>/dev/null
+as "$mallory" disk delete fetched >/dev/null || abort "disk delete fetched"
+
 # --- 9: the smaller items -------------------------------------------------------------------------
 out=$("$BOWLINE" user create eve --email 'eve$(reboot)@example.org' 2>&1)
 check_match "9: an e-mail address with shell metacharacters is refused" "not an address bowline takes" "$out"

@@ -68,9 +68,12 @@ class EngineFixture : public ::testing::Test {
     local.node.images_path = images_.string();
     local.stop_timeout = std::chrono::seconds(5);
     local.timer = &timer_;
+    local.host_addresses = [] { return std::set<std::uint32_t>{}; };
     node_ = std::make_unique<LibvirtNode>(*hypervisor_, *cache_, *disks_, host_, local);
     EngineSettings settings;
     settings.timer = &timer_;
+    // Not this machine's addresses: bridges other tests make must not shrink a test's range.
+    settings.host_addresses = [] { return std::set<std::uint32_t>{}; };
     // The sampler's own rounds are a day apart in the manual time: tests that need rounds
     // call stats().sample() themselves, at the times they choose.
     settings.stats.interval = std::chrono::hours(24);
