@@ -115,7 +115,8 @@ nlohmann::json space_info_json(const engine::SpaceView& view) {
     external.push_back({{"protocol", port.protocol},
                         {"hostPort", port.host_port},
                         {"guestPort", port.guest_port},
-                        {"active", port.active}});
+                        {"active", port.active},
+                        {"hostAddress", port.address}});
   const bool suspended = view.space.state == store::SpaceState::Suspended;
   return {{"address", optional_json(view.address)},
           {"suspended", suspended ? nlohmann::json{{"at", view.space.suspended_at},

@@ -133,8 +133,10 @@ std::set<store::Permission> parse_permissions(const std::vector<std::string>& na
   return out;
 }
 
-// The body of POST /users as a new account, each field checked in turn.
-store::NewUser new_user_from(const nlohmann::json& body) {
+// The body of POST /users as a new account, each field checked in turn; its password hashed
+// through the sessions' gate for the request's client.
+store::NewUser new_user_from(const nlohmann::json& body, WebSessions& sessions,
+                             const Request& request) {
   store::NewUser fresh;
   fresh.username = required_string(body, "username");
   check_username(fresh.username);
@@ -144,7 +146,7 @@ store::NewUser new_user_from(const nlohmann::json& body) {
   check_timezone(fresh.timezone);
   if (auto password = string_field(body, "password")) {
     check_password(*password);
-    fresh.password_hash = hash_password(*password);
+    fresh.password_hash = sessions.hash(*password, request);
   }
   if (auto service = string_field(body, "servicePassword")) {
     check_service_password(*service);
@@ -169,20 +171,23 @@ struct UserPatch {
 };
 
 // One's own password changes only with the current one, so a session left open on a shared
-// machine cannot lock its owner out. An admin setting another user's password needs none.
+// machine cannot lock its owner out. An admin setting another user's password needs none. A
+// wrong one counts as a failed login of the account: a stolen session is no way to guess it.
 void check_current_password(const Caller& caller, const nlohmann::json& body,
-                            const store::User& user) {
+                            const store::User& user, WebSessions& sessions,
+                            const Request& request) {
   if (caller.user.id != user.id || user.password_hash.empty()) return;
   const auto current = string_field(body, "currentPassword");
   if (!current)
     throw HttpError(422, "changing your password needs your current one (currentPassword)");
-  if (!verify_password(user.password_hash, *current))
+  if (!sessions.verify_current(user, *current, request))
     throw HttpError(403, "the current password is not right");
 }
 
 // Checks the whole PATCH body before anything is written: sets the email, timezone and
 // service password on `user` and returns the rest.
-UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, store::User& user) {
+UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, store::User& user,
+                          WebSessions& sessions, const Request& request) {
   UserPatch patch;
   if (auto names = string_list_field(body, "permissions")) {
     require_admin(caller);
@@ -197,8 +202,8 @@ UserPatch read_user_patch(const Caller& caller, const nlohmann::json& body, stor
   }
   if (auto password = string_field(body, "password")) {
     check_password(*password);
-    check_current_password(caller, body, user);
-    patch.password_hash = hash_password(*password);
+    check_current_password(caller, body, user, sessions, request);
+    patch.password_hash = sessions.hash(*password, request);
   }
   if (body.contains("revokeTokens")) {
     if (!body["revokeTokens"].is_boolean())
@@ -377,7 +382,7 @@ void Api::add_user_routes() {
 
   router_.add("POST", "/api/v1/users", Access::Admin,
               [this](const Caller& caller, const Request& request) {
-                const auto fresh = new_user_from(object_body(request));
+                const auto fresh = new_user_from(object_body(request), sessions_, request);
                 std::string token;
                 store::User user;
                 {
@@ -401,7 +406,8 @@ void Api::add_user_routes() {
   router_.add("PATCH", "/api/v1/users/{username}", Access::AdminOrSelf,
               [this](const Caller& caller, const Request& request) {
                 auto user = target_user(caller, request.param("username"));
-                const auto patch = read_user_patch(caller, object_body(request), user);
+                const auto patch =
+                    read_user_patch(caller, object_body(request), user, sessions_, request);
                 save_user_patch(store_, caller, user, patch);
                 return Response::json(200, user_with_quota(*store_.users().get(user.id)));
               });

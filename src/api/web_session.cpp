@@ -89,6 +89,25 @@ SessionLogin WebSessions::finish_login(PendingLogin& pending, std::string_view p
   return out;
 }
 
+std::string WebSessions::hash(std::string_view password, const Request& request) {
+  const auto address = address_prefix(client_address(request, options_.trusted_proxies));
+  const auto ticket = gate_.enter("address:" + address);
+  return gate_.run(*ticket, [&] { return hash_password(password); });
+}
+
+bool WebSessions::verify_current(const store::User& user, std::string_view password,
+                                 const Request& request) {
+  const auto address = address_prefix(client_address(request, options_.trusted_proxies));
+  const auto attempt = limiter_.begin(user.username, address, store_.clock().now_unix_ms());
+  const auto ticket = gate_.enter("address:" + address);
+  const bool ok = gate_.run(*ticket, [&] { return verify_password(user.password_hash, password); });
+  if (ok)
+    limiter_.succeeded(*attempt, store_.clock().now_unix_ms());
+  else
+    limiter_.failed(*attempt, store_.clock().now_unix_ms());
+  return ok;
+}
+
 SessionLogin WebSessions::login(std::string_view username, std::string_view password,
                                 const Request& request) {
   auto pending = begin_login(username, request);

@@ -99,6 +99,12 @@ class WebSessions {
   SessionLogin login(std::string_view username, std::string_view password, const Request& request);
   // The gate every password check and hash goes through.
   PasswordGate& password_gate() { return gate_; }
+  // Outside a login, for the request's client: a password's hash (a new user, a new password),
+  // and the check of `user`'s current password before a change, which counts as a login of
+  // that account (a wrong one slows the next, 429 while the limits say wait). Both through the
+  // gate, so that no route runs argon2id more often than logins may.
+  std::string hash(std::string_view password, const Request& request);
+  bool verify_current(const store::User& user, std::string_view password, const Request& request);
   // The session of the request's cookie with its user; nullopt without a live one.
   struct Found {
     store::User user;

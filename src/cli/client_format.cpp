@@ -209,9 +209,11 @@ std::string external_ports_text(const ojson& info) {
     active = active && p.value("active", false);
   }
   const auto error = text_of(info, "externalError");
-  line += !error.empty() ? " (not forwarded: " + error + ")"
-          : active       ? " (forwarded on the server host's addresses)"
-                         : " (forwarded while the space runs)";
+  const auto address = ports->front().is_object() ? text_of(ports->front(), "hostAddress") : "";
+  line += !error.empty()    ? " (not forwarded: " + error + ")"
+          : !active         ? " (forwarded while the space runs)"
+          : address.empty() ? " (forwarded on the server host's addresses)"
+                            : " (forwarded on " + address + ")";
   return line;
 }
 

@@ -211,7 +211,9 @@ SpaceView Engine::describe(const std::string& id) {
       bool on = false;
       if (active != forwards_.end())
         for (const auto& f : active->second) on = on || f.host_port == port.host_port;
-      view.external_ports.push_back({port.protocol, port.host_port, port.guest_port, on});
+      view.external_ports.push_back(
+          {port.protocol, port.host_port, port.guest_port, on,
+           settings_.external_address == "any" ? "" : settings_.external_address});
     }
     if (const auto it = forward_errors_.find(id); it != forward_errors_.end())
       view.external_error = it->second;

@@ -52,6 +52,8 @@ struct EngineSettings {
   // Host ports that publish external NAT spaces' guest ports (server.external_ports).
   std::uint16_t external_port_first = 20000;
   std::uint16_t external_port_last = 29999;
+  // The host address they are published on (server.external_address; "any": every one).
+  std::string external_address;
   // How long a started NAT space may take to get its DHCP lease before its ports are published.
   std::chrono::seconds address_timeout{180};
   spec::Variables server_variables;  // server.url and var.* for templates
@@ -95,6 +97,7 @@ struct ExternalPort {
   std::uint16_t host_port = 0;
   std::uint16_t guest_port = 0;
   bool active = false;  // forwarded right now
+  std::string address;  // of the host, where it is published; "" on every address
 };
 
 struct SpaceView {

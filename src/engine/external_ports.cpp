@@ -29,7 +29,8 @@ void Engine::allocate_ports(const store::Space& space, const spec::Spec& spec) {
   if (!forwarder_)
     throw EngineError(EngineError::Kind::Invalid,
                       "this server publishes no external ports (external: true with PortList "
-                      "on a NAT space)");
+                      "on a NAT space): its operator has set no server.external_address, an "
+                      "address of the host the web UI is not reached by");
   for (const auto port : spec.external_ports)
     if (!store_.host_ports().allocate(space.id, "tcp", port, settings_.external_port_first,
                                       settings_.external_port_last))

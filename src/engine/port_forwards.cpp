@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "engine/guest_address.hpp"
+#include "spec/ipv4.hpp"
 
 namespace bowline::engine {
 
@@ -31,7 +32,7 @@ std::string first_line(const std::string& text) {
 
 }  // namespace
 
-std::string nft_ruleset(const std::vector<PortForward>& forwards) {
+std::string nft_ruleset(const std::vector<PortForward>& forwards, const std::string& address) {
   // A last line behind the engine's choice of address (engine/guest_address.hpp): a DNAT to
   // an address no guest has would hand the host's port to whatever listens there.
   for (const auto& f : forwards)
@@ -42,15 +43,20 @@ std::string nft_ruleset(const std::vector<PortForward>& forwards) {
   std::string out = "table ip bowline\ndelete table ip bowline\n";
   if (forwards.empty()) return out;
   out += "table ip bowline {\n";
-  // Only connections to this host's own addresses: never traffic it routes for others.
+  // Only connections to this host's own addresses, never traffic it routes for others; and
+  // only to the address the operator set aside, where the web UI's cookies are not sent.
+  const std::string to = address == "any" ? "fib daddr type local ip daddr != 127.0.0.0/8 "
+                                          : "fib daddr type local ip daddr " + address + " ";
+  if (address != "any" && !spec::Ipv4Address::parse(address))
+    throw std::invalid_argument("external ports are published on an IPv4 address, not \"" +
+                                address + "\"");
   out += "  chain prerouting {\n    type nat hook prerouting priority dstnat; policy accept;\n";
-  for (const auto& f : forwards) out += "    fib daddr type local " + dnat(f) + "\n";
+  for (const auto& f : forwards) out += "    " + to + dnat(f) + "\n";
   out += "  }\n";
   // Connections the host opens to one of its own addresses (not loopback: the kernel drops
   // packets from 127.0.0.1 that leave through another interface).
   out += "  chain output {\n    type nat hook output priority -100; policy accept;\n";
-  for (const auto& f : forwards)
-    out += "    fib daddr type local ip daddr != 127.0.0.0/8 " + dnat(f) + "\n";
+  for (const auto& f : forwards) out += "    " + to + dnat(f) + "\n";
   out += "  }\n";
   out += "  chain postrouting {\n    type nat hook postrouting priority srcnat; policy accept;\n";
   out += "    ct mark " + mark() + " masquerade\n  }\n}\n";
@@ -58,9 +64,10 @@ std::string nft_ruleset(const std::vector<PortForward>& forwards) {
 }
 
 NftPortForwarder::NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir,
-                                   std::string ip_forward_file)
+                                   std::string address, std::string ip_forward_file)
     : runner_(runner),
       scratch_dir_(std::move(scratch_dir)),
+      address_(std::move(address)),
       ip_forward_file_(std::move(ip_forward_file)) {}
 
 void NftPortForwarder::accept_in_forward_chain() {
@@ -109,7 +116,7 @@ void NftPortForwarder::apply(const std::vector<PortForward>& forwards) {
   const auto file = scratch_dir_ + "/bowline-forwards." + std::to_string(::getpid()) + ".nft";
   {
     std::ofstream out(file, std::ios::trunc);
-    out << nft_ruleset(forwards);
+    out << nft_ruleset(forwards, address_);
     if (!out) throw std::runtime_error("cannot write " + file);
   }
   const auto result = runner_.run({"nft", "-f", file}, std::chrono::seconds(10));

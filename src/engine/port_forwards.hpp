@@ -33,8 +33,9 @@ struct PortForward {
 // The connection mark of forwarded connections ("bowl").
 constexpr std::uint32_t kForwardMark = 0x626f776c;
 
-// The nft script that replaces table ip bowline with these forwards (pure; tested on its own).
-std::string nft_ruleset(const std::vector<PortForward>& forwards);
+// The nft script that replaces table ip bowline with these forwards (pure; tested on its own),
+// published on `address` of this host only, or on every address but loopback when it is "any".
+std::string nft_ruleset(const std::vector<PortForward>& forwards, const std::string& address);
 
 // The seam: the engine hands the complete set of active forwards every time it changes.
 class PortForwarder {
@@ -52,7 +53,7 @@ class PortForwarder {
 // setting behind the operator's back): with ip_forward off, apply() fails saying so.
 class NftPortForwarder final : public PortForwarder {
  public:
-  NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir,
+  NftPortForwarder(util::ProcessRunner& runner, std::string scratch_dir, std::string address,
                    std::string ip_forward_file = "/proc/sys/net/ipv4/ip_forward");
   void apply(const std::vector<PortForward>& forwards) override;
   // The table ip bowline and the jump to BOWLINE_FORWARD, while there are forwards.
@@ -62,6 +63,7 @@ class NftPortForwarder final : public PortForwarder {
   void accept_in_forward_chain();
   util::ProcessRunner& runner_;
   std::string scratch_dir_;
+  std::string address_;
   std::string ip_forward_file_;
   std::mutex mutex_;
   bool forwarding_ = false;  // the last apply() wrote forwards

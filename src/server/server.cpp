@@ -12,6 +12,7 @@
 #include "api/routes_static.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
+#include "engine/guest_address.hpp"
 #include "engine/guest_guard.hpp"
 #include "engine/kubevirt_node.hpp"
 #include "engine/kvm_probe.hpp"
@@ -25,6 +26,7 @@
 #include "libvirt/libvirt_hypervisor.hpp"
 #include "server/first_admin.hpp"
 #include "server/tls.hpp"
+#include "spec/ipv4.hpp"
 #include "spec/loader.hpp"
 #include "util/clock.hpp"
 #include "util/hash.hpp"
@@ -108,6 +110,7 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   engine::EngineSettings e;
   e.external_port_first = settings.external_port_first;
   e.external_port_last = settings.external_port_last;
+  e.external_address = settings.external_address;
   e.reconcile_interval = settings.reconcile_interval;
   e.event_retention = settings.event_retention;
   e.operation_retention = settings.operation_retention;
@@ -306,7 +309,8 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     engine::EventBus events(store);
     // Made before the engine, so that it outlives the engine's background work.
     const auto kubevirt = make_kubevirt_node(settings, out);
-    engine::NftPortForwarder forwarder(runner, settings.data_dir.string());
+    engine::NftPortForwarder forwarder(runner, settings.data_dir.string(),
+                                       settings.external_address);
     const auto guard = make_guest_guard(settings, runner, clock, hypervisor, events, err);
     auto local_settings = local_node_settings(settings, choice.type);
     local_settings.guard = guard.get();
@@ -320,7 +324,12 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     engine::Engine engine(store, events, engine_settings);
     engine.add_node(local);  // the first: the default node
     if (kubevirt.node) engine.add_node(*kubevirt.node);
-    engine.set_port_forwarder(forwarder);
+    // No address set aside for guests' ports: none is published (settings.hpp says why).
+    if (!settings.external_address.empty()) engine.set_port_forwarder(forwarder);
+    if (const auto a = spec::Ipv4Address::parse(settings.external_address);
+        a && !engine::host_ipv4_addresses().count(a->value))
+      err << "bowline server: warning: server.external_address " << settings.external_address
+          << " is not an address of this host (yet): external ports answer once it is\n";
     engine::DiskFiles disk_files(settings.images_path, images, disks);
     sweep_leftovers(disk_files, out);
     engine.set_disk_files(disk_files);

@@ -106,6 +106,10 @@ const std::vector<SettingKey>& setting_keys() {
        "when libvirt is on this host, else libvirt's nwfilter), guard or nwfilter"},
       {"server.external_ports", "--external-ports", "BOWLINE_EXTERNAL_PORTS",
        "host ports (FIRST-LAST) that publish the guest ports of NAT spaces with external: true"},
+      {"server.external_address", "--external-address", "BOWLINE_EXTERNAL_ADDRESS",
+       "the IPv4 address of this host those ports are published on, one the web UI is not "
+       "reached by (its cookies would reach the guests); any: every address but loopback; "
+       "empty, the default: no port is published"},
       {"server.web_root", "--web-root", "BOWLINE_WEB_ROOT",
        "the web UI's files (ui/ and node_modules/ from npm ci)"},
       {"server.secure_cookies", "--secure-cookies", "BOWLINE_SECURE_COOKIES",
@@ -485,6 +489,23 @@ void set_external_ports(ServerSettings& s, const Raw& r, const fs::path&) {
   s.external_port_last = static_cast<std::uint16_t>(last);
 }
 
+void set_external_address(ServerSettings& s, const Raw& r, const fs::path&) {
+  const auto text = util::trim(r.text("server.external_address"));
+  if (text.empty() || text == "any") {
+    s.external_address = text;
+    return;
+  }
+  const auto address = spec::Ipv4Address::parse(text);
+  if (!address)
+    throw SettingsError("server.external_address (" + r.where() + "): \"" + text +
+                        "\" is not an IPv4 address (or any)");
+  if ((address->value >> 24) == 127 || address->value == 0)
+    throw SettingsError("server.external_address (" + r.where() + "): " + text +
+                        " is not reachable from other hosts; name an address of this host's "
+                        "network interfaces");
+  s.external_address = text;
+}
+
 void set_dedicated_cpus(ServerSettings& s, const Raw& r, const fs::path&) {
   const auto text = util::trim(r.text("server.kvm.dedicated_cpus"));
   if (text.empty()) return;
@@ -621,6 +642,7 @@ const std::map<std::string, Setter>& setters() {
       {"server.kvm.resolvers", set_resolvers},
       {"server.kvm.dedicated_cpus", set_dedicated_cpus},
       {"server.external_ports", set_external_ports},
+      {"server.external_address", set_external_address},
       {"server.web_root", set_path<&ServerSettings::web_root>},
       {"server.secure_cookies", set_secure_cookies},
       {"server.trusted_proxies", set_trusted_proxies},
@@ -696,6 +718,11 @@ ServerSettings resolve_settings(const SettingsInput& input) {
     setters().at(k.key)(s, value, input.cwd);
   }
   check_tls(s, raw);
+  if (!s.external_address.empty() && s.external_address != "any" &&
+      api::split_listen_address(s.listen).first == s.external_address)
+    throw SettingsError("server.external_address (" + s.origins["server.external_address"] +
+                        ") is the web UI's address (server.listen): guests' ports there would "
+                        "receive its session cookies; name another address of this host");
   if (s.stats_interval.count() > 0 && s.stats_history < s.stats_interval)
     throw SettingsError("server.stats.history (" + s.origins["server.stats.history"] +
                         ") is shorter than server.stats.interval (" +
@@ -734,6 +761,9 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.kvm.guest_filter", to_string(s.guest_filter)},
       {"server.external_ports",
        std::to_string(s.external_port_first) + "-" + std::to_string(s.external_port_last)},
+      {"server.external_address", s.external_address.empty()
+                                      ? std::string("(none: no port is published)")
+                                      : s.external_address},
       {"server.web_root", s.web_root.string()},
       {"server.secure_cookies",
        s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},

@@ -72,6 +72,12 @@ struct ServerSettings {
   // Host ports that publish external NAT spaces' guest ports (template external: PortList).
   std::uint16_t external_port_first = 20000;
   std::uint16_t external_port_last = 29999;
+  // The host address those ports are published on. A browser sends a host name's cookies to
+  // every port of it, so a guest's port on the web UI's address would receive the UI's session
+  // cookie: empty (the default) publishes nothing and refuses such spaces, saying why; "any"
+  // publishes on every address of the host but loopback (the operator's choice, when the UI is
+  // reached by a name of its own).
+  std::string external_address;
   // Host CPUs set aside for spaces whose instance type dedicates CPUs; empty: none.
   std::vector<unsigned> dedicated_cpus;
   // What filters the guests' traffic (engine/guest_guard.hpp).

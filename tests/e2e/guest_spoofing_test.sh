@@ -219,6 +219,28 @@ check_no_match "the host's DHCP client got no offer from the guest's server" "bo
 check_match "the guest's server answered, and the filter dropped its answers" '^[1-9][0-9]*$' \
   "$(rule_count "${port[b]}" "--ip-sport 67 --ip-dport 68 -j DROP|a DHCP server's answer")"
 
+# --- security: the guard stays --------------------------------------------------------------
+# What `nft flush ruleset` or a firewall service's reload does to bowline's table (only ours is
+# deleted here: other tests' tables on this host stay): the server writes it whole again within
+# a poll of 3 s, with each NIC's chains and addresses, and records it.
+if [ "$MODE" = guard ]; then
+  nft delete table bridge "$table" || fail "nft delete table bridge $table"
+  back=""
+  for i in $(seq 1 50); do
+    nft list chain bridge "$table" "out_${port[n]}" >/dev/null 2>&1 &&
+      { back=$(awk -v i="$i" 'BEGIN { print i * 0.2 }'); break; }
+    sleep 0.2
+  done
+  check_match "security: the deleted guard table is back within 10 s (after ${back:-never} s)" \
+    '^[0-9.]+$' "$back"
+  check_eq "security: ... the bridged NIC may send from $b_ip only" "$b_ip" "$(guard_set "${port[b]}")"
+  for _ in $(seq 1 30); do [ "$(guard_set "${port[n]}")" = "$n_ip" ] && break; sleep 0.2; done
+  check_eq "security: ... the NAT NIC from its lease $n_ip only" "$n_ip" "$(guard_set "${port[n]}")"
+  check_match "security: ... and the server recorded it (firewall.restored)" \
+    "^firewall.restored .*\"reason\": \"table bridge $table is gone: written again\".*\"table\": \"bridge $table\"" \
+    "$(python3 "$here/lib/events.py" "$BOWLINE_SERVER" "$BOWLINE_TOKEN" | grep '^firewall.restored' | head -n 1)"
+fi
+
 # --- set-ip: the filter follows the address at the next start ---------------------------------
 b_new=$bpre.$((bbase + 6))
 [ "$b_new" != "$b_ip" ] || b_new=$bpre.$((bbase + 5))

@@ -65,6 +65,27 @@ TEST_F(security_login, AGuesserCannotLockTheOwnerOutFromElsewhere) {
   EXPECT_EQ(owner.status, 200) << owner.body;
 }
 
+// A stolen session (or token) is no way to guess its owner's password: a wrong current
+// password in a password change counts as a failed login of the account, and the account's
+// owner logging in from elsewhere still gets in.
+TEST_F(security_login, WrongCurrentPasswordsInAPasswordChangeCountAsFailedLogins) {
+  start({});
+  const auto user = stack_.store().users().find_by_username(alice_);
+  const auto token = issue_token(stack_.store(), user->id, "stolen");
+  const auto change = [&](const std::string& current) {
+    HttpClient client(server_->port());
+    return client.request(
+        "PATCH", "/api/v1/users/" + alice_, token,
+        json{{"password", "a-new-password-1"}, {"currentPassword", current}}.dump());
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(change("guess" + std::to_string(i)).status, 403);
+  const auto paced = change("right-" + alice_);
+  EXPECT_EQ(paced.status, 429) << "guessing through a session goes on unpaced: " << paced.body;
+  EXPECT_FALSE(paced.header("retry-after").empty());
+  EXPECT_TRUE(
+      verify_password(stack_.store().users().get(user->id)->password_hash, "right-" + alice_));
+}
+
 // Without trusted proxies the header is the client's own word: ignored, so rotating it does
 // not escape the limit (and cannot lock out the addresses it names).
 TEST_F(security_login, XForwardedForFromAnUntrustedPeerIsIgnored) {

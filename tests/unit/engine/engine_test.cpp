@@ -255,6 +255,22 @@ TEST_F(EngineTest, ATemplateChangeIsAppliedAtTheNextStartKeepingTheMac) {
   EXPECT_EQ(mac_of(), mac);
 }
 
+// security: a server whose operator set aside no address for guests' ports (no forwarder)
+// publishes none, and a space that asks for them is refused saying why, leaving nothing.
+class security_external_address : public EngineTest {};
+TEST_F(security_external_address, NoAddressSetAsideNoPortsAndTheCreateSaysWhy) {
+  const auto tmpl = add_template(
+      "image: tiny\nmemory: 256M\nnetwork: {mode: nat, bridge: default}\nexternal: true\n"
+      "externalPorts: [22]\n");
+  try {
+    create(tmpl, "web");
+    ADD_FAILURE() << "a space with external ports was made without an address for them";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("server.external_address"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(store_->spaces().list().empty());
+}
+
 // External ports of a NAT space: held for its life, forwarded while it runs (the test driver
 // gives each domain a lease in 192.168.122.0/24).
 TEST_F(EngineTest, ExternalPortsAreForwardedWhileTheSpaceRuns) {

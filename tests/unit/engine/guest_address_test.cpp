@@ -205,7 +205,8 @@ TEST(security_guest_address, IpamGivesNoSpaceAnAddressOfTheHost) {
 
 TEST(security_guest_address, NoDnatToAnAddressNoGuestHas) {
   for (const char* address : {"127.0.0.1", "0.0.0.0", "169.254.0.9", "255.255.255.255"})
-    EXPECT_THROW(nft_ruleset({{"s", "tcp", 20000, address, 22}}), std::invalid_argument) << address;
+    EXPECT_THROW(nft_ruleset({{"s", "tcp", 20000, address, 22}}, "any"), std::invalid_argument)
+        << address;
 }
 
 }  // namespace

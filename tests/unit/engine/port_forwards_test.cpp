@@ -14,18 +14,32 @@ using ::testing::HasSubstr;
 
 TEST(NftRuleset, ReplacesTheWholeTableInOneTransaction) {
   const auto text = nft_ruleset({{"space-a", "tcp", 20000, "192.168.122.5", 22},
-                                 {"space-b", "tcp", 20001, "192.168.122.9", 8080}});
+                                 {"space-b", "tcp", 20001, "192.168.122.9", 8080}},
+                                "any");
   // A table is declared before it is deleted (deleting a missing one fails the transaction).
   EXPECT_EQ(text.rfind("table ip bowline\ndelete table ip bowline\ntable ip bowline {\n", 0), 0u)
       << text;
   EXPECT_THAT(text, HasSubstr("type nat hook prerouting priority dstnat;"));
-  EXPECT_THAT(text, HasSubstr("fib daddr type local tcp dport 20000 ct mark set 0x626f776c dnat "
-                              "to 192.168.122.5:22 comment \"space space-a\""));
+  EXPECT_THAT(text, HasSubstr("fib daddr type local ip daddr != 127.0.0.0/8 tcp dport 20000 ct "
+                              "mark set 0x626f776c dnat to 192.168.122.5:22 comment \"space "
+                              "space-a\""));
   EXPECT_THAT(text, HasSubstr("fib daddr type local ip daddr != 127.0.0.0/8 tcp dport 20001 ct "
                               "mark set 0x626f776c dnat to 192.168.122.9:8080"));
   EXPECT_THAT(text, HasSubstr("ct mark 0x626f776c masquerade"));
   // Nothing to forward: the table goes.
-  EXPECT_EQ(nft_ruleset({}), "table ip bowline\ndelete table ip bowline\n");
+  EXPECT_EQ(nft_ruleset({}, "any"), "table ip bowline\ndelete table ip bowline\n");
+}
+
+// security: guests' ports never on the web UI's address (its cookies go to every port of it).
+TEST(security_external_ruleset, PortsArePublishedOnTheOperatorsAddressOnly) {
+  const auto text = nft_ruleset({{"space-a", "tcp", 20000, "192.168.122.5", 22}}, "198.51.100.9");
+  EXPECT_THAT(text, HasSubstr("prerouting priority dstnat; policy accept;\n    fib daddr type "
+                              "local ip daddr 198.51.100.9 tcp dport 20000"));
+  EXPECT_THAT(text, HasSubstr("priority -100; policy accept;\n    fib daddr type local ip daddr "
+                              "198.51.100.9 tcp dport 20000"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("!= 127.0.0.0/8")));
+  EXPECT_THROW(nft_ruleset({{"space-a", "tcp", 20000, "192.168.122.5", 22}}, "1.2.3.4; flush"),
+               std::invalid_argument);
 }
 
 class ScriptedRunner final : public util::ProcessRunner {
@@ -46,7 +60,7 @@ TEST(NftPortForwarder, AcceptsMarkedConnectionsFirstInForwardAndLoadsTheTable) {
   ScriptedRunner runner;
   test_support::TempDir dir;
   test_support::write_file(dir.file("ip_forward"), "1\n");
-  NftPortForwarder forwarder(runner, dir.path().string(), dir.file("ip_forward"));
+  NftPortForwarder forwarder(runner, dir.path().string(), "any", dir.file("ip_forward"));
   forwarder.apply({{"space-a", "tcp", 20000, "192.168.122.5", 22}});
   auto has_call = [&](const std::vector<std::string>& argv) {
     return std::find(runner.calls.begin(), runner.calls.end(), argv) != runner.calls.end();

@@ -114,6 +114,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.kvm.resolvers", {"8.8.8.8", "8.8.4.4", "::1"}},
       {"server.kvm.dedicated_cpus", {"1", "2-3", "4,6"}},
       {"server.external_ports", {"1000-1999", "2000-2999", "3000-3000"}},
+      {"server.external_address", {"198.51.100.9", "any", "198.51.100.10"}},
       {"server.web_root", {"/f", "/e", "/g"}},
       {"server.secure_cookies", {"true", "false", "auto"}},
       {"server.trusted_proxies", {"10.0.0.1", "10.0.0.0/8", "198.51.100.0/24,10.1.2.3"}},
@@ -375,6 +376,38 @@ TEST_F(SettingsTest, DefaultQuotasAreFiniteUntilSetOtherwise) {
   auto typo = input();
   typo.config_file = write_config("server:\n  quota:\n    memroy: 8G\n");
   EXPECT_THROW(resolve_settings(typo), SettingsError);
+}
+
+// security: guests' ports are published on an address the operator sets aside, never the
+// web UI's own (a browser sends the UI's cookies to every port of its host).
+class security_external_address_setting : public SettingsTest {};
+TEST_F(security_external_address_setting, UnsetByDefaultAndNeverTheUisAddress) {
+  EXPECT_EQ(resolve_settings(input()).external_address, "");
+  auto in = input();
+  in.flags["server.external_address"] = "198.51.100.9";
+  EXPECT_EQ(resolve_settings(in).external_address, "198.51.100.9");
+  in.flags["server.external_address"] = "any";
+  EXPECT_EQ(resolve_settings(in).external_address, "any");
+  for (const auto& value : {"ui.example.com", "127.0.0.1", "0.0.0.0", "198.51.100.9; flush"}) {
+    auto bad = input();
+    bad.flags["server.external_address"] = value;
+    try {
+      resolve_settings(bad);
+      ADD_FAILURE() << value << " was taken";
+    } catch (const SettingsError& e) {
+      EXPECT_NE(std::string(e.what()).find("server.external_address"), std::string::npos)
+          << e.what();
+    }
+  }
+  auto same = input();
+  same.flags["server.listen"] = "198.51.100.9:8443";
+  same.flags["server.external_address"] = "198.51.100.9";
+  try {
+    resolve_settings(same);
+    ADD_FAILURE() << "the UI's address was taken for guests' ports";
+  } catch (const SettingsError& e) {
+    EXPECT_NE(std::string(e.what()).find("is the web UI's address"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(SettingsTest, TheKubevirtNodeIsOffUntilNamed) {
