@@ -86,6 +86,7 @@ api::ApiOptions api_options_for(const ServerSettings& settings,
   o.sessions.trusted_proxies = settings.trusted_proxies;
   o.max_sockets_per_user = settings.max_sockets_per_user;
   o.max_streams_per_user = settings.max_streams_per_user;
+  o.max_slow_requests_per_user = settings.max_slow_requests_per_user;
   o.log = std::move(log);
   o.max_import_size = settings.max_image_size;
   return o;
@@ -247,6 +248,7 @@ api::HttpServerOptions http_options(const ServerSettings& settings, std::ostream
   options.address = address;
   options.port = port;
   options.max_connections = settings.max_connections;
+  options.max_connections_per_address = settings.max_connections_per_address;
   const auto plan = plan_tls(settings);
   if (const auto tls = prepare_tls(settings, plan)) {
     options.tls = api::TlsFiles{tls->cert.string(), tls->key.string()};

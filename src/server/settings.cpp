@@ -121,6 +121,14 @@ const std::vector<SettingKey>& setting_keys() {
        "WebSockets (consoles, displays, terminals, tunnels) one user may hold open at once"},
       {"server.limits.streams_per_user", "--max-streams-per-user", "BOWLINE_MAX_STREAMS_PER_USER",
        "event streams one user may hold open at once"},
+      {"server.limits.slow_requests_per_user", "--max-slow-requests-per-user",
+       "BOWLINE_MAX_SLOW_REQUESTS_PER_USER",
+       "answers one user may have waiting on spaces at once (resumes, tunnels' connects, "
+       "terminals' logins, port checks); more get 429"},
+      {"server.limits.connections_per_address", "--max-connections-per-address",
+       "BOWLINE_MAX_CONNECTIONS_PER_ADDRESS",
+       "open connections from one client address (IPv6: its /64); an eighth of "
+       "server.limits.connections stays for signed-in clients whatever strangers do"},
       {"server.retention.events", "--event-retention", "BOWLINE_EVENT_RETENTION",
        "how long events are kept (7d, 48h)"},
       {"server.retention.operations", "--operation-retention", "BOWLINE_OPERATION_RETENTION",
@@ -658,6 +666,16 @@ const std::map<std::string, Setter>& setters() {
        [](ServerSettings& s, const Raw& r, const fs::path&) {
          s.max_streams_per_user = parse_count("server.limits.streams_per_user", r, 100'000);
        }},
+      {"server.limits.slow_requests_per_user",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.max_slow_requests_per_user =
+             parse_count("server.limits.slow_requests_per_user", r, 100'000);
+       }},
+      {"server.limits.connections_per_address",
+       [](ServerSettings& s, const Raw& r, const fs::path&) {
+         s.max_connections_per_address =
+             parse_count("server.limits.connections_per_address", r, 1'000'000);
+       }},
       {"server.retention.events",
        [](ServerSettings& s, const Raw& r, const fs::path&) {
          s.event_retention = parse_retention("server.retention.events", r);
@@ -771,6 +789,8 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.limits.connections", std::to_string(s.max_connections)},
       {"server.limits.sockets_per_user", std::to_string(s.max_sockets_per_user)},
       {"server.limits.streams_per_user", std::to_string(s.max_streams_per_user)},
+      {"server.limits.slow_requests_per_user", std::to_string(s.max_slow_requests_per_user)},
+      {"server.limits.connections_per_address", std::to_string(s.max_connections_per_address)},
       {"server.retention.events", std::to_string(s.event_retention.count()) + "h"},
       {"server.retention.operations", std::to_string(s.operation_retention.count()) + "h"},
       {"server.stats.interval", std::to_string(s.stats_interval.count()) + "s"},

@@ -93,6 +93,8 @@ struct ServerSettings {
   std::size_t max_connections = 8192;
   std::size_t max_sockets_per_user = 64;
   std::size_t max_streams_per_user = 16;
+  std::size_t max_slow_requests_per_user = 4;
+  std::size_t max_connections_per_address = 1024;
   // How long events and finished operations are kept.
   std::chrono::hours event_retention{24 * 7};
   std::chrono::hours operation_retention{24 * 30};

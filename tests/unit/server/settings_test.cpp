@@ -121,6 +121,8 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.limits.connections", {"100", "200", "300"}},
       {"server.limits.sockets_per_user", {"1", "2", "3"}},
       {"server.limits.streams_per_user", {"4", "5", "6"}},
+      {"server.limits.slow_requests_per_user", {"1", "2", "8"}},
+      {"server.limits.connections_per_address", {"10", "20", "4096"}},
       {"server.retention.events", {"1d", "48h", "7d"}},
       {"server.retention.operations", {"30d", "2d", "3d"}},
       {"server.stats.interval", {"5s", "0", "20s"}},
