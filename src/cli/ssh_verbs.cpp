@@ -52,12 +52,23 @@ fs::path known_hosts_file() {
   return dir / "known_hosts";
 }
 
-// The space's record (GET /spaces/{id}) for a name as ssh gives it.
+// The space's record (GET /spaces/{id}) for a name as ssh gives it. SPACE.OWNER is looked up
+// among the caller's own spaces first: `bowline ssh` pins keys under that full name, so ssh's
+// KnownHostsCommand asks for it for everyone, not only admins (who may list all spaces).
 ojson find_space(Client& client, const SshHost& host) {
   if (!host.owner)
     return client.get("/api/v1/spaces/" + escape_segment(resolve_space(client, host.space)));
-  for (const auto& s : client.get("/api/v1/spaces?all=1"))
-    if (text_of(s, "name") == host.space && text_of(s, "owner") == *host.owner) return s;
+  const auto match = [&](const ojson& s) {
+    return text_of(s, "name") == host.space && text_of(s, "owner") == *host.owner;
+  };
+  for (const auto& s : client.get("/api/v1/spaces"))
+    if (match(s)) return s;
+  try {
+    for (const auto& s : client.get("/api/v1/spaces?all=1"))
+      if (match(s)) return s;
+  } catch (const ApiError& e) {
+    if (e.status() != 403) throw;  // not an admin: someone else's space is simply not found
+  }
   throw CliError(kExitNotFound, "no space " + host.space + " of " + *host.owner);
 }
 

@@ -199,6 +199,37 @@ TEST_F(ServerTest, UsersLoginAndRefusals) {
   EXPECT_EQ(users[1]["hasServicePassword"], true);
 }
 
+// `bowline ssh` pins keys under NAME.OWNER.bowline, which ssh-config's Host *.bowline block
+// hands to `bowline known-hosts`: the full name must work for the owner, not only for admins,
+// and tell another user nothing of someone else's space.
+using ssh_known_hosts = ServerTest;
+TEST_F(ssh_known_hosts, TheOwnersFullNameWorksForTheOwnerAndAdminsOnly) {
+  ASSERT_EQ(bowline("template create " + (dir_ / "nat.yaml").string() + " --name kh").code, 0);
+  const std::regex token_line("token \\(shown once\\): (\\S+)");
+  std::smatch match;
+  auto r = bowline("user create erin");
+  ASSERT_TRUE(std::regex_search(r.out, match, token_line)) << r.out << r.err;
+  const std::string erin = match[1];
+  r = bowline("user create frank");
+  ASSERT_TRUE(std::regex_search(r.out, match, token_line)) << r.out << r.err;
+  const std::string frank = match[1];
+  r = bowline("space create kh box --wait --no-ready", erin);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+
+  for (const auto& [who, token] : {std::pair{"erin", erin}, std::pair{"an admin", token_}}) {
+    r = bowline("known-hosts box.erin.bowline", token);
+    EXPECT_EQ(r.code, 0) << who << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("box.erin.bowline ssh-ed25519 AAAA")) << who;
+  }
+  r = bowline("known-hosts box.bowline", erin);
+  EXPECT_THAT(r.out, HasSubstr("box.bowline ssh-ed25519 AAAA")) << r.err;
+  r = bowline("known-hosts box.erin.bowline", frank);
+  EXPECT_EQ(r.code, 4);
+  EXPECT_THAT(r.err, HasSubstr("no space box of erin"));
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(bowline("space delete box --wait", erin).code, 0);
+}
+
 }  // namespace
 
 namespace {
