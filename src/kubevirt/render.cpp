@@ -38,7 +38,8 @@ class Renderer {
     check_sizing();
     if (!problems_.empty()) throw RenderError(problems_);
     uuid_ = plan::uuid_from_seed(o_.ns, s_.name, s_.cloud_init_seed.value_or(""));
-    needs_cloud_init_ = s_.cloud_init.has_value() || !s_.ssh_keys.empty() || s_.netplan_dhcp;
+    needs_cloud_init_ = s_.cloud_init.has_value() || !s_.ssh_keys.empty() || s_.netplan_dhcp ||
+                        o_.always_cloud_init;
 
     Manifests out;
     // Without an image the VM boots from disks[0] (Cozystack's form): no system DataVolume.
@@ -181,7 +182,7 @@ class Renderer {
   // ---- Secret --------------------------------------------------------------------------
   // The user-data: guest/ renders the same documents a libvirt space gets.
   std::string user_data() {
-    if (!s_.cloud_init && !s_.ssh_keys.empty())
+    if (!s_.cloud_init && !s_.ssh_keys.empty() && !o_.always_cloud_init)
       return guest::render_keys_only_user_data(s_.ssh_keys);
     if (o_.owner.username.empty()) {
       problem(

@@ -627,6 +627,11 @@ void set_path(ServerSettings& s, const Raw& r, const fs::path& cwd) {
 
 using Setter = void (*)(ServerSettings&, const Raw&, const fs::path&);
 
+template <std::size_t ServerSettings::*Member, std::size_t Most>
+void set_count(ServerSettings& s, const Raw& r, const fs::path&) {
+  s.*Member = parse_count(r.key, r, Most);
+}
+
 // How each key's text becomes its value.
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table{
@@ -654,28 +659,13 @@ const std::map<std::string, Setter>& setters() {
       {"server.web_root", set_path<&ServerSettings::web_root>},
       {"server.secure_cookies", set_secure_cookies},
       {"server.trusted_proxies", set_trusted_proxies},
-      {"server.limits.connections",
-       [](ServerSettings& s, const Raw& r, const fs::path&) {
-         s.max_connections = parse_count("server.limits.connections", r, 1'000'000);
-       }},
-      {"server.limits.sockets_per_user",
-       [](ServerSettings& s, const Raw& r, const fs::path&) {
-         s.max_sockets_per_user = parse_count("server.limits.sockets_per_user", r, 100'000);
-       }},
-      {"server.limits.streams_per_user",
-       [](ServerSettings& s, const Raw& r, const fs::path&) {
-         s.max_streams_per_user = parse_count("server.limits.streams_per_user", r, 100'000);
-       }},
+      {"server.limits.connections", set_count<&ServerSettings::max_connections, 1'000'000>},
+      {"server.limits.sockets_per_user", set_count<&ServerSettings::max_sockets_per_user, 100'000>},
+      {"server.limits.streams_per_user", set_count<&ServerSettings::max_streams_per_user, 100'000>},
       {"server.limits.slow_requests_per_user",
-       [](ServerSettings& s, const Raw& r, const fs::path&) {
-         s.max_slow_requests_per_user =
-             parse_count("server.limits.slow_requests_per_user", r, 100'000);
-       }},
+       set_count<&ServerSettings::max_slow_requests_per_user, 100'000>},
       {"server.limits.connections_per_address",
-       [](ServerSettings& s, const Raw& r, const fs::path&) {
-         s.max_connections_per_address =
-             parse_count("server.limits.connections_per_address", r, 1'000'000);
-       }},
+       set_count<&ServerSettings::max_connections_per_address, 1'000'000>},
       {"server.retention.events",
        [](ServerSettings& s, const Raw& r, const fs::path&) {
          s.event_retention = parse_retention("server.retention.events", r);
@@ -753,6 +743,19 @@ ServerSettings resolve_settings(const SettingsInput& input) {
   return s;
 }
 
+namespace {
+
+// The server.limits.* values, as describe_settings shows them.
+void describe_limits(const ServerSettings& s, std::map<std::string, std::string>& values) {
+  values["server.limits.connections"] = std::to_string(s.max_connections);
+  values["server.limits.sockets_per_user"] = std::to_string(s.max_sockets_per_user);
+  values["server.limits.streams_per_user"] = std::to_string(s.max_streams_per_user);
+  values["server.limits.slow_requests_per_user"] = std::to_string(s.max_slow_requests_per_user);
+  values["server.limits.connections_per_address"] = std::to_string(s.max_connections_per_address);
+}
+
+}  // namespace
+
 std::string describe_settings(const ServerSettings& s) {
   std::string cpus;
   for (auto c : s.dedicated_cpus) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
@@ -762,7 +765,7 @@ std::string describe_settings(const ServerSettings& s) {
   for (const auto& p : s.import_paths) imports += (imports.empty() ? "" : ",") + p.string();
   std::string proxies;
   for (const auto& p : s.trusted_proxies) proxies += (proxies.empty() ? "" : ",") + p.to_string();
-  const std::map<std::string, std::string> values{
+  std::map<std::string, std::string> values{
       {"server.listen", s.listen},
       {"server.data_dir", s.data_dir.string()},
       {"server.libvirt_uri", s.libvirt_uri},
@@ -786,11 +789,6 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.secure_cookies",
        s.secure_cookies ? (*s.secure_cookies ? "true" : "false") : std::string("auto")},
       {"server.trusted_proxies", proxies.empty() ? std::string("(none)") : proxies},
-      {"server.limits.connections", std::to_string(s.max_connections)},
-      {"server.limits.sockets_per_user", std::to_string(s.max_sockets_per_user)},
-      {"server.limits.streams_per_user", std::to_string(s.max_streams_per_user)},
-      {"server.limits.slow_requests_per_user", std::to_string(s.max_slow_requests_per_user)},
-      {"server.limits.connections_per_address", std::to_string(s.max_connections_per_address)},
       {"server.retention.events", std::to_string(s.event_retention.count()) + "h"},
       {"server.retention.operations", std::to_string(s.operation_retention.count()) + "h"},
       {"server.stats.interval", std::to_string(s.stats_interval.count()) + "s"},
@@ -813,6 +811,7 @@ std::string describe_settings(const ServerSettings& s) {
       {"server.quota.memory", describe_limit(s.default_quota.memory, true)},
       {"server.quota.disk", describe_limit(s.default_quota.disk, true)},
   };
+  describe_limits(s, values);
   std::size_t key_width = 0, value_width = 0;
   for (const auto& [key, value] : values) {
     key_width = std::max(key_width, key.size());

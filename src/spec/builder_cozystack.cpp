@@ -55,6 +55,7 @@ void SpecBuilder::read_instance_type(const YAML::Node& root) {
       spec_.instance_profile = *profile;
     }
   }
+  if (Reader::blank(root["cpuModel"])) return;  // the hypervisor's default model
   if (auto model = string_field(root["cpuModel"], "cpuModel")) {
     if (auto problem = check_cpu_model(*model); !problem.empty())
       r_.error(root["cpuModel"], "cpuModel", problem);
@@ -66,6 +67,7 @@ void SpecBuilder::read_resources(const YAML::Node& node) {
   if (Reader::absent(node) || !r_.mapping(node, "resources", {"cpu", "sockets", "memory"})) return;
   auto count = [&](const char* key) -> std::optional<std::uint32_t> {
     const auto path = field_path("resources", key);
+    if (Reader::blank(node[key])) return std::nullopt;  // "": not sized here
     bool is_unknown = false;
     auto text = r_.string(node[key], path, &is_unknown);
     if (is_unknown) unknown_.insert(path);
@@ -81,6 +83,7 @@ void SpecBuilder::read_resources(const YAML::Node& node) {
   };
   spec_.resources.cpu = count("cpu");
   spec_.resources.sockets = count("sockets");
+  if (Reader::blank(node["memory"])) return;
   if (auto text = string_field(node["memory"], "resources.memory")) {
     auto parsed = parse_memory_quantity(*text);
     if (!parsed.ok()) {
@@ -99,7 +102,7 @@ void SpecBuilder::read_firmware(const YAML::Node& node) {
   if (Reader::absent(node) ||
       !r_.mapping(node, "firmware", {"bootloader", "secureBoot", "efiPersistent"}))
     return;
-  if (!Reader::absent(node["bootloader"])) {
+  if (!Reader::blank(node["bootloader"])) {  // "": the preference's (instanceProfile's) own
     if (auto loader = r_.choice(node["bootloader"], "firmware.bootloader", {"uefi", "bios"}))
       spec_.firmware.bootloader = *loader == "uefi" ? Bootloader::Uefi : Bootloader::Bios;
   }
@@ -149,7 +152,7 @@ void SpecBuilder::read_named_lists(const YAML::Node& root) {
            r_.error(entry["name"], field_path(path, "name"), problem);
            return;
          }
-         if (!Reader::absent(entry["bus"]))
+         if (!Reader::blank(entry["bus"]))  // "": the preference's bus
            disk.bus =
                r_.choice(entry["bus"], field_path(path, "bus"), {"virtio", "sata", "scsi", "usb"});
          spec_.disks.push_back(std::move(disk));
@@ -188,7 +191,13 @@ void SpecBuilder::read_cloud_init(const YAML::Node& root) {
     }
   }
 
+  if (auto v = r_.boolean(root["netplanDhcp"], "netplanDhcp")) spec_.netplan_dhcp = *v;
+  if (!Reader::blank(root["cloudInitSeed"]))  // "": the VM's own UUID
+    if (auto seed = string_field(root["cloudInitSeed"], "cloudInitSeed"))
+      spec_.cloud_init_seed = *seed;
+
   const YAML::Node cloud_init = root["cloudInit"];
+  if (Reader::blank(cloud_init)) return;  // "": none (no cloud-init disk of the template's)
   bool cloud_init_unknown = false;
   auto text = r_.scalar(cloud_init, "cloudInit", false, &cloud_init_unknown, Into::Document);
   // Without values, a templated cloudInit is still checked as YAML in its raw form.
@@ -238,9 +247,6 @@ void SpecBuilder::read_cloud_init(const YAML::Node& root) {
     }
     spec_.cloud_init = text->text;
   }
-  if (auto v = r_.boolean(root["netplanDhcp"], "netplanDhcp")) spec_.netplan_dhcp = *v;
-  if (auto seed = string_field(root["cloudInitSeed"], "cloudInitSeed"))
-    spec_.cloud_init_seed = *seed;
 }
 
 void SpecBuilder::read_access(const YAML::Node& root) {

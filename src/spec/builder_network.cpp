@@ -17,8 +17,12 @@ std::optional<Scalar> literal(Reader& r, const YAML::Node& node, const char* key
 
 void SpecBuilder::read_network(const YAML::Node& node) {
   if (Reader::absent(node)) {
-    r_.error(Reader::key_of(r_.document().root(), "network"), "network",
-             "network must be set: mode bridged (with cidr) or mode nat");
+    // A Cozystack values file has no network: the node's own: NAT on libvirt's default
+    // network, the pod network on KubeVirt.
+    spec_.network.mode = NetworkMode::Nat;
+    spec_.network.bridge = "default";
+    spec_.origins["network"] =
+        "default (nat on libvirt's network \"default\"; the pod network on kubevirt)";
     return;
   }
   if (!r_.mapping(node, "network", kNetworkFields)) return;

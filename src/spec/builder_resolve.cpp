@@ -30,7 +30,7 @@ SpecBuilder::SizingFields SpecBuilder::sizing_fields(const YAML::Node& root) con
   const auto present = [&](const char* key) { return !Reader::absent(root[key]); };
   const YAML::Node resources = root["resources"];
   const auto res_present = [&](const char* key) {
-    return resources.IsDefined() && resources.IsMap() && !Reader::absent(resources[key]);
+    return resources.IsDefined() && resources.IsMap() && !Reader::blank(resources[key]);
   };
   SizingFields f;
   f.knot = present("memory") || present("cpus");
@@ -46,7 +46,7 @@ void SpecBuilder::check_sizing_conflicts(const YAML::Node& root, const SizingFie
   const auto present = [&](const char* key) { return !Reader::absent(root[key]); };
   const YAML::Node resources = root["resources"];
   const auto res_present = [&](const char* key) {
-    return resources.IsDefined() && resources.IsMap() && !Reader::absent(resources[key]);
+    return resources.IsDefined() && resources.IsMap() && !Reader::blank(resources[key]);
   };
   const auto knot_node = present("memory") ? root["memory"] : root["cpus"];
   const char* knot_path = present("memory") ? "memory" : "cpus";
@@ -70,10 +70,10 @@ void SpecBuilder::check_sizing_conflicts(const YAML::Node& root, const SizingFie
                    " given; " + missing +
                    " missing): give cpu, sockets and memory together, or remove resources and let "
                    "the instance type size the VM");
-    else
-      r_.error(resources, "resources",
-               "resources size the VM only with cpu, sockets and memory together (" + missing +
-                   " missing)");
+    else  // as Cozystack says: a block that sizes only part of the VM sizes nothing
+      r_.warning(resources, "resources",
+                 "ignored: resources size the VM only with cpu, sockets and memory together (" +
+                     missing + " missing)");
   } else if (f.complete_resources && f.type) {
     r_.warning(root["instanceType"], "instanceType",
                "ignored: resources size the VM, so the whole instance type is dropped (with any "
@@ -235,8 +235,13 @@ void SpecBuilder::check_network_and_access(const YAML::Node& root) {
 }
 
 void SpecBuilder::resolve(const YAML::Node& root) {
-  const auto fields = sizing_fields(root);
+  auto fields = sizing_fields(root);
   check_sizing_conflicts(root, fields);
+  if (fields.any_resources && !fields.complete_resources && !fields.type && !fields.knot) {
+    // Ignored (a warning above): the VM is sized as if the block were not there.
+    spec_.resources = {};
+    fields.any_resources = false;
+  }
   resolve_sizing(root, fields);
   resolve_preference(root);
   check_preference_minimums(root);

@@ -32,6 +32,11 @@ class Reader {
 
   // True when `node` is absent or null (`key:` with nothing after it).
   static bool absent(const YAML::Node& node) { return !node.IsDefined() || node.IsNull(); }
+  // Absent, or the empty string: what Cozystack's values write for "the default" (cpuModel: "",
+  // firmware.bootloader: "", disks[].bus: "", resources.cpu: "", cloudInit: "").
+  static bool blank(const YAML::Node& node) {
+    return absent(node) || (node.IsScalar() && node.Scalar().empty());
+  }
 
   // The key `key` of `map` itself, to point at `key:` when its value is null (yaml-cpp marks a
   // null value where the next token starts, often the line after); `map` when there is none.

@@ -131,10 +131,12 @@ TEST(KubevirtNode, AManualStartOfARunningVmIsNotAnError) {
   plan::Owner alice;
   alice.username = "alice";
   const engine::NodeSpace on_node{space, tmpl, spec, alice, {}};
-  // The applies (DataVolume, VirtualMachine, Service), each read first (not there yet), then
-  // the start: 409 "already running".
+  // The applies (DataVolume, the cloud-init Secret every space gets, VirtualMachine, Service),
+  // each read first (not there yet), then the start: 409 "already running".
   const HttpResponse absent{404, "{}"}, created{201, "{}"};
   client.answers = {
+      absent,
+      created,
       absent,
       created,
       absent,
@@ -144,13 +146,16 @@ TEST(KubevirtNode, AManualStartOfARunningVmIsNotAnError) {
       {409, R"({"kind":"Status","reason":"Conflict","message":"VM is already running"})"},
       {200, R"({"status":{"printableStatus":"Running","ready":true}})"}};
   EXPECT_EQ(node.apply(on_node, quiet(), true).seen.state, MachineState::Running);
-  ASSERT_EQ(client.sent.size(), 8u);  // and the state read
-  EXPECT_EQ(client.sent[6].method, "PUT");
-  EXPECT_EQ(client.sent[6].target,
+  ASSERT_EQ(client.sent.size(), 10u);  // and the state read
+  EXPECT_EQ(client.sent[3].target.rfind("/api/v1/namespaces/tenant-a/secrets/dev-a-cloud-init", 0),
+            0u);
+  EXPECT_EQ(client.sent[8].method, "PUT");
+  EXPECT_EQ(client.sent[8].target,
             "/apis/subresources.kubevirt.io/v1/namespaces/tenant-a/virtualmachines/dev-a/start");
   // Any other refusal of the start is one.
-  client.answers = {
-      absent, created, absent, created, absent, created, {403, R"({"message":"no"})"}};
+  client.answers = {absent,  created, absent,
+                    created, absent,  created,
+                    absent,  created, {403, R"({"message":"no"})"}};
   EXPECT_THROW(node.apply(on_node, quiet(), true), ApiError);
 }
 

@@ -338,6 +338,26 @@ TEST(CloudInit, ACloudInitIsCombinedWithTheOwnersUserData) {
   EXPECT_EQ(user_data.find("correct horse"), std::string::npos);
 }
 
+// A space of the server (a knot template: no cloudInit, sshKeys or netplanDhcp) still gets
+// bowline's cloud-init, as on libvirt: the owner's account with their keys and password, the
+// environment, the host key bowline made and the terminal's key.
+TEST(CloudInit, kubevirt_AServersSpaceAlwaysGetsBowlinesUserData) {
+  auto options = default_options();
+  options.always_cloud_init = true;
+  options.terminal_key_public = kKey;
+  const auto m = render("name: dev" + kBase + "environment: [EDITOR=vim]\n", options);
+  ASSERT_TRUE(has_kind(m, "Secret"));
+  const auto user_data = secret_entry(m, "userdata");
+  EXPECT_NE(user_data.find("alice"), std::string::npos) << user_data;
+  EXPECT_NE(user_data.find("$6$"), std::string::npos);
+  EXPECT_NE(user_data.find("EDITOR"), std::string::npos);
+  EXPECT_EQ(vmi(m)["volumes"].back()["name"], "cloudinitdisk");
+  for (const auto& note : m.notes) EXPECT_EQ(note.find("no cloud-init disk"), std::string::npos);
+  // sshKeys alone: the owner's full user-data (keys for the owner), not the keys-only form.
+  const auto keys = render("name: dev" + kBase + "sshKeys: [" + kKey + "]\n", options);
+  EXPECT_NE(secret_entry(keys, "userdata").find("alice"), std::string::npos);
+}
+
 TEST(CloudInit, NetplanDhcpAddsNetworkData) {
   const auto m = render("name: dev" + kBase + "netplanDhcp: true\n");
   const auto network = YAML::Load(secret_entry(m, "networkdata"));

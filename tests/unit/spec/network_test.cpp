@@ -236,15 +236,18 @@ TEST(Network, BridgeNames) {
   EXPECT_TRUE(HasError(r, "network.bridge", 4, 11, "\"a/b\" is not a libvirt network name"));
 }
 
-TEST(Network, Required) {
-  auto r = load("image: debian-12\n");
-  ASSERT_TRUE(ErrorCount(r, 1));
-  EXPECT_TRUE(
-      HasError(r, "network", 1, 1, "network must be set: mode bridged (with cidr) or mode nat"));
-  r = load("image: debian-12\nnetwork:\n");
-  ASSERT_TRUE(ErrorCount(r, 1));
-  EXPECT_TRUE(HasError(r, "network", 2, 1, "network must be set"));
-  r = load("image: debian-12\nnetwork: nat\n");
+// A Cozystack values file has no network: block: the node's natural one, said in the origins.
+TEST(Network, AbsentIsTheNodesNatAndSaysSo) {
+  for (const char* text : {"image: debian-12\n", "image: debian-12\nnetwork:\n"}) {
+    SCOPED_TRACE(text);
+    const auto r = load(text);
+    ASSERT_TRUE(Valid(r));
+    EXPECT_EQ(r.spec->network.mode, NetworkMode::Nat);
+    EXPECT_EQ(r.spec->network.bridge, "default");
+    EXPECT_EQ(r.spec->origins.at("network").rfind("default", 0), 0u)
+        << r.spec->origins.at("network");
+  }
+  auto r = load("image: debian-12\nnetwork: nat\n");
   ASSERT_TRUE(ErrorCount(r, 1));
   EXPECT_TRUE(HasError(r, "network", 2, 10, "expected a mapping, got a single value"));
 }
