@@ -295,6 +295,10 @@ check "tunnel/ssh-config --write: a Host *.bowline block, once" bash -c "
   ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' '$bowline' ssh-config --write >/dev/null &&
   ip netns exec '$client_ns' env HOME='$client_home' BOWLINE_SERVER='$url' BOWLINE_TOKEN='$user_token' '$bowline' ssh-config --write >/dev/null &&
   [ \"\$(grep -c '^# >>> bowline' '$config')\" = 1 ]"
+# Both ways in together: with ssh-config's block in the config ssh reads, `bowline ssh` still
+# works for an ordinary user (the block's KnownHostsCommand is asked for dev.OWNER.bowline).
+check "tunnel/ssh: bowline ssh dev works beside ssh-config's Host *.bowline block" \
+  [ "$(in_client "$bowline" ssh dev -- -F "$config" "${key_opts[@]}" hostname 2>>"$work/bssh.err")" = "$hostname" ]
 sum_of() { sha256sum "$@" | cut -d' ' -f1; }
 scp_up() {
   in_client scp -q -F "$config" "${key_opts[@]}" "$work/up.bin" dev.bowline:up.bin &&
@@ -611,6 +615,95 @@ YAML
   [ -s "$work/ssh.err" ] && sed 's/^/  ssh: /' "$work/ssh.err"
 }
 bridged_case
+
+# --- SPOOF: the addresses bowline connects to are its own choice, never the guest's word ------
+# The guest, through its agent (it has no network meanwhile), puts the gateway's address (the
+# host's own on this network) on its lo, where the agent reports it, and releases its DHCP
+# lease. A service of the host listens on that address's port 8000, a port the template lists:
+# `bowline forward` must never reach it. Afterwards the guest takes a lease again, and the
+# forward reaches the guest's own port 8000 at whatever address the lease gave.
+agent_sh() { # CMD: runs CMD in the guest through its agent; prints its output, exits with its status
+  python3 - "$domain" "$1" <<'PY'
+import base64, json, subprocess, sys, time
+dom, cmd = sys.argv[1:3]
+def agent(request):
+    out = subprocess.run(["virsh", "-c", "qemu:///system", "qemu-agent-command", dom,
+                          json.dumps(request)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["return"]
+pid = agent({"execute": "guest-exec", "arguments": {"path": "/bin/sh", "arg": ["-c", cmd],
+                                                    "capture-output": True}})["pid"]
+for _ in range(600):
+    status = agent({"execute": "guest-exec-status", "arguments": {"pid": pid}})
+    if status.get("exited"):
+        sys.stdout.write(base64.b64decode(status.get("out-data", "")).decode(errors="replace"))
+        sys.exit(status.get("exitcode", 0))
+    time.sleep(0.2)
+sys.exit(124)
+PY
+}
+fetch_through_forward() { # LOCAL_PORT: what GET /hello.txt answers through `bowline forward dev`
+  local pid out=""
+  in_client "$bowline" forward dev "$1:8000" >"$work/forward-$1.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 15); do
+    out=$(in_client python3 -c 'import sys, urllib.request; print(urllib.request.urlopen("http://127.0.0.1:" + sys.argv[1] + "/hello.txt", timeout=5).read().decode().strip())' "$1" 2>/dev/null) && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 1
+  done
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  echo "$out"
+}
+spoof_case() {
+  local gwip=$net3.$((base + 1)) nic host_pid got lease_before lease_after new_address
+  mkdir -p "$work/hostwww" && echo "the host, not the guest" >"$work/hostwww/hello.txt"
+  python3 -m http.server 8000 --bind "$gwip" --directory "$work/hostwww" >/dev/null 2>&1 &
+  host_pid=$!
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/$gwip/8000") 2>/dev/null && break; sleep 0.1; done
+  nic=$(agent_sh "ip -o -4 addr show | awk '\$4 ~ /^$address\\// { print \$2 }'")
+  log "spoof: the guest's NIC is ${nic:-?}; the host serves on $gwip:8000"
+  lease_before=$($VIRSH net-dhcp-leases "$network" | grep -c "$address/")
+  # (ifdown releases the lease with the pid and lease files ifup's dhclient keeps; every tool's
+  # output goes to a file: a daemon holding the agent's pipes would keep the command running)
+  agent_sh "ifdown $nic >/tmp/spoof.log 2>&1 </dev/null; ip addr add $gwip/32 dev lo; ip -o -4 addr show" \
+    >"$work/spoof.out" 2>&1
+  check "spoof: the guest has the gateway's address ($gwip) on lo and none on $nic" \
+    bash -c "grep -q ' lo .*$gwip/32' '$work/spoof.out' && ! grep -q ' $nic .*inet ' '$work/spoof.out'"
+  for _ in $(seq 1 30); do
+    [ "$($VIRSH net-dhcp-leases "$network" | grep -c "$address/")" = 0 ] && break
+    sleep 1
+  done
+  lease_after=$($VIRSH net-dhcp-leases "$network" | grep -c "$address/")
+  check "spoof: its lease is released ($lease_before lease(s) before, $lease_after after)" \
+    [ "$lease_after" = 0 ]
+  check "spoof: the agent reports the gateway's address" bash -c \
+    "$VIRSH qemu-agent-command '$domain' '{\"execute\":\"guest-network-get-interfaces\"}' | grep -q '\"$gwip\"'"
+  got=$(as_user space info dev -o json | field info.address)
+  check "spoof: space info gives the guest no address of the guest's choosing ('$got')" \
+    [ "$got" != "$gwip" ]
+  got=$(fetch_through_forward 18082)
+  check "spoof: bowline forward dev 18082:8000 does not reach the host's $gwip:8000 ('$got')" \
+    [ "$got" != "the host, not the guest" ]
+  out=$(printf 'GET /hello.txt HTTP/1.0\r\n\r\n' | timeout 20 ip netns exec "$client_ns" env \
+    HOME="$client_home" BOWLINE_SERVER="$url" BOWLINE_TOKEN="$user_token" "$bowline" tunnel dev 8000 2>&1)
+  check "spoof: bowline tunnel dev 8000 does not reach the host either" \
+    bash -c '! grep -q "the host, not the guest" <<<"$1"' _ "$out"
+  # The guest mends its ways: a lease again (maybe another address), the gateway off lo.
+  agent_sh "ip addr del $gwip/32 dev lo; ifup $nic >/tmp/spoof.log 2>&1 </dev/null" >/dev/null 2>&1
+  new_address=""
+  for _ in $(seq 1 60); do
+    new_address=$(as_user space info dev -o json | field info.address)
+    [ -n "$new_address" ] && [ "$new_address" != None ] && break
+    sleep 1
+  done
+  log "spoof: the guest's address after a new lease: $new_address"
+  got=$(fetch_through_forward 18083)
+  check "spoof: with a lease again, bowline forward reaches the guest's own port 8000 ('$got')" \
+    [ "$got" = "served from the guest" ]
+  kill "$host_pid" 2>/dev/null
+  wait "$host_pid" 2>/dev/null
+}
+spoof_case
 
 # --- delete leaves no domain, and ends the tunnels open to it ---------------------------------
 # A tunnel held open from the client (sshd's banner came through), then the delete.
