@@ -1,4 +1,4 @@
-// bowline-bench-access: what bowline's WebSocket bridges cost (issue 6), one JSON line out.
+// bowline-bench-access: what bowline's WebSocket bridges cost, one JSON line out.
 //
 //   vnc URI SERVER TOKEN SPACE_ID DOMAIN ROUNDS SECONDS
 //       RFB throughput from the running domain's QEMU VNC server, Raw encoding, full-screen

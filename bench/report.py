@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/run's summary: medians of the repetitions (rep 0 is the warm-up), ratios against the
-targets of issue 4, and the test-driver figures. Usage: report.py RESULTS.jsonl REPS"""
+targets of the server races, and the test-driver figures. Usage: report.py RESULTS.jsonl REPS"""
 import json
 import statistics
 import sys

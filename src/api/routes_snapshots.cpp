@@ -1,4 +1,4 @@
-// /api/v1/spaces/{id}/snapshots and /clone (issue 15): a space's snapshots are its owner's (or
+// /api/v1/spaces/{id}/snapshots and /clone: a space's snapshots are its owner's (or
 // an admin's) to take, restore and delete; a clone is a new space, so it is the caller's unless
 // an admin names another owner. Each change is an operation (202), as the lifecycle verbs are.
 #include "api/api.hpp"

@@ -1,4 +1,4 @@
-// Export and import over WebSockets (issue 15), because both are long binary streams with
+// Export and import over WebSockets, because both are long binary streams with
 // backpressure both ways, which the server's WebSockets already have (HTTP bodies here are
 // at most 1 MiB and answered whole). Frames are binary; the first byte says what each is:
 //   export, server to client: 'M' {"size", "name"} first, then 'D' archive bytes, then 'Z'

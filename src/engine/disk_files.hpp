@@ -1,4 +1,4 @@
-// The files of disk objects (issue 15) on this host: `<images>/volumes/<owner id>/<name>.qcow2`.
+// The files of disk objects on this host: `<images>/volumes/<owner id>/<name>.qcow2`.
 // They sit under the images path, not the data directory, because QEMU's user must reach them
 // (the data directory is 0700, docs/security.md): the owner's directory is 0711 (no listing)
 // and each file 0600 (libvirt's dynamic ownership hands it to QEMU while a domain runs). Each

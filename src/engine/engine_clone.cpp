@@ -1,4 +1,4 @@
-// Clones (issue 15): a new space of the source's template whose boot disk is copied from the
+// Clones: a new space of the source's template whose boot disk is copied from the
 // source's at a snapshot. A clone of the space as it is now reads a short-lived snapshot taken
 // for it (the source keeps running: what is read is a point in time, not a disk being
 // written). The copy is an overlay on the same cached base image (only what the source changed

@@ -33,7 +33,7 @@ std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space
                                                   store::TemplateRepository& templates,
                                                   store::UserRepository& users,
                                                   store::SnapshotRepository& snapshots) {
-  // Snapshots count what their disks held when they were taken (issue 15).
+  // Snapshots count what their disks held when they were taken.
   std::map<std::string, std::int64_t> kept;
   for (const auto& s : snapshots.list()) kept[s.space_id] += s.size_bytes;
   std::map<std::int64_t, std::optional<store::Template>> tmpls;
@@ -61,7 +61,7 @@ std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space
   return out;
 }
 
-// Disk objects count at their virtual size, whatever uses them (issue 15).
+// Disk objects count at their virtual size, whatever uses them.
 Usage Engine::usage_of_owner(std::int64_t owner_id) {
   auto snapshots = read_snapshots_of(store_);
   auto usage = count_usage(store_.read_spaces().list_for_owner(owner_id), store_.read_templates(),

@@ -1,4 +1,4 @@
-// Snapshots (issue 15): taken, restored and deleted as operations on the space's queue, so
+// Snapshots: taken, restored and deleted as operations on the space's queue, so
 // none overlaps a start, a stop or another snapshot of the same space. The node holds the data
 // (internal qcow2 snapshots on libvirt); the store holds what bowline says of each.
 #include "engine/engine.hpp"

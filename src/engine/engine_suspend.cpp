@@ -1,4 +1,4 @@
-// Suspend when idle (issue 15): a running space is saved with its node's suspend (libvirt's
+// Suspend when idle: a running space is saved with its node's suspend (libvirt's
 // managed save: memory to disk, QEMU exits) when nobody has it open and its guest's CPU has
 // been low for its idleSuspend, and anything that uses it resumes it where it was: a start, a
 // console, display, tunnel or terminal (wake), a pool claim.

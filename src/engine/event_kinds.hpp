@@ -40,7 +40,7 @@ inline constexpr EventKind kDomainLifecycle{
     "domain.lifecycle",
     "{event}: what libvirt said of the space's domain (\"stopped (shutdown)\")"};
 
-// A space's state kept (issue 15).
+// A space's state kept.
 inline constexpr EventKind kSnapshotCreated{
     "snapshot.created",
     "{name, memory, bestEffort, sizeBytes, bestEffortReason?, warning?}: a snapshot was taken "

@@ -1,4 +1,4 @@
-// Which running spaces have sat idle long enough to be suspended (issue 15): a space is busy
+// Which running spaces have sat idle long enough to be suspended: a space is busy
 // while someone holds it open (a console, display, tunnel or terminal through the server:
 // hold()), when it was just used (touch(): a start, a resume), and while its guest's CPU is at
 // or above a threshold; idle otherwise. Logic only: the engine feeds it each stats round's

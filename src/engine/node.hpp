@@ -158,7 +158,7 @@ class Node {
   // cannot.
   virtual void personalise(const NodeSpace& space, const std::string& previous_user) = 0;
 
-  // --- state (issue 15); nodes without it refuse with an EngineError naming their kind
+  // --- state; nodes without it refuse with an EngineError naming their kind
   // A snapshot `name` of the machine's disks: of a stopped machine its disks; of a running one
   // its disks with the guest's filesystems frozen while it is taken, and with `memory` its
   // running state. Nothing is left when it fails.

@@ -1,4 +1,4 @@
-// The archive `bowline space export` writes and `space import` reads (issue 15): a POSIX tar
+// The archive `bowline space export` writes and `space import` reads: a POSIX tar
 // (ustar; sizes past 8 GiB in GNU's base-256, which GNU tar, bsdtar and Python read), because
 // tar streams (each member's size is in its header, nothing is written at the end but the
 // manifest) and anyone can look inside with `tar tvf` and check it with sha256sum. Members, in

@@ -1,4 +1,4 @@
-// Export and import (issue 15): what a stopped space's archive says of it, and a new space made
+// Export and import: what a stopped space's archive says of it, and a new space made
 // from a checked archive, with a new identity or the archived one (--keep-identity).
 #include <nlohmann/json.hpp>
 

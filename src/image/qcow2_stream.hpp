@@ -1,4 +1,4 @@
-// A standalone qcow2 written front to back in one pass, for exports that stream (issue 15).
+// A standalone qcow2 written front to back in one pass, for exports that stream.
 // `qemu-img convert` cannot write qcow2 (or even raw) to a pipe: it seeks and truncates. Here
 // the layout is computed up front from which guest clusters hold data (`qemu-img map` of the
 // whole backing chain), so every table comes before the data: header, L1, refcount table,

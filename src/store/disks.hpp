@@ -1,4 +1,4 @@
-// Disks as objects (issue 15): a user's disk by name. The files are the engine's business
+// Disks as objects: a user's disk by name. The files are the engine's business
 // (engine/disk_files.hpp); this is only the rows.
 #pragma once
 

@@ -238,7 +238,7 @@ ALTER TABLE users ADD COLUMN quota_disk INTEGER;
 )sql");
 }
 
-// v10: disks as objects of their own (issue 15): each is a user's, by a name unique among
+// v10: disks as objects of their own: each is a user's, by a name unique among
 // theirs, with its file's path and virtual size (what it counts against the owner's quota) and
 // where it came from, for people ("image debian-12", "size 10Gi", "space dev").
 void add_disks(Db& db) {
@@ -256,7 +256,7 @@ CREATE TABLE disks (
 )sql");
 }
 
-// v11: snapshots of spaces (issue 15). libvirt holds their data and metadata; the row is what
+// v11: snapshots of spaces. libvirt holds their data and metadata; the row is what
 // bowline says of each: whether it holds the running state, whether the guest's filesystems
 // were frozen for it ("best effort" when its agent did not answer), the template revision the
 // space ran then, and the bytes its disks held (what it counts against the owner's quota).
@@ -278,7 +278,7 @@ CREATE TABLE snapshots (
 )sql");
 }
 
-// v12: when and why a space was suspended (issue 15's idle suspend); the state column takes
+// v12: when and why a space was suspended (idle suspend); the state column takes
 // the new names "suspending" and "suspended" as it is.
 void add_suspend_facts(Db& db) {
   db.exec(R"sql(

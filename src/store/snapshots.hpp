@@ -1,4 +1,4 @@
-// Snapshots of spaces (issue 15): what bowline says of each. Their data is libvirt's business
+// Snapshots of spaces: what bowline says of each. Their data is libvirt's business
 // (internal qcow2 snapshots, libvirt/hypervisor.hpp); a row is written once libvirt has made
 // the snapshot and removed once libvirt has deleted it.
 #pragma once

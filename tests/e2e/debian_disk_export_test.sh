@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 parts 1 and 5 on the real Debian 12 guest (scripts/build-debian-guest, Debian's own
+# Disks as objects and export/import on the real Debian 12 guest (scripts/build-debian-guest, Debian's own
 # cloud-init) behind the real `bowline server`, one guest at a time:
 #   - `disk create root --image debian-12` for the user, and a Cozystack-style template with no
 #     image whose boot disk is disks[0]: `space create --wait` returns once cloud-init finished;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 parts 2 and 3 on the real Debian 12 guest (scripts/build-debian-guest, Debian's own
+# Snapshots, clones and suspend on the real Debian 12 guest (scripts/build-debian-guest, Debian's own
 # cloud-init and qemu-guest-agent) behind the real `bowline server`:
 #   - snapshots: a file written, a snapshot taken while running (filesystems frozen through the
 #     agent), the file deleted, a restore refused while running and done with --stop: the file

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 parts 1 and 5 on the tiny test guest, through the real `bowline server` and CLI on the
+# Disks as objects and export/import on the tiny test guest, through the real `bowline server` and CLI on the
 # real libvirtd (qemu:///system, domain type qemu):
 #   disk   `disk create root --image` (0600 under the images path), a Cozystack-style template
 #          with no image boots from disks[0]; `disk delete` of an attached disk is refused

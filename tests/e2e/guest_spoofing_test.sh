@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end proof that guests cannot spoof each other or the LAN (issue 14), through the real
+# End-to-end proof that guests cannot spoof each other or the LAN, through the real
 # server and CLI on the real libvirtd with the tiny test guest: a bridged space (fixed address)
 # and a NAT space (DHCP lease) each ping the host from their own address (the control: it must
 # answer), then add another address of the network to their NIC and ping from that (it must not:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end proof that `bowline server` keeps its promises under races (issue 4, "Proof"):
+# End-to-end proof that `bowline server` keeps its promises under races:
 #   9b  on libvirt's test:///default driver, 200 create requests at the same moment through the
 #       HTTP API on a bridged range of 91 addresses: exactly 91 spaces (less any of the host's own addresses in the range) with distinct addresses
 #       and 109 clear "range exhausted" refusals, never a duplicate; and one name asked for 20

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end proof of a space's life through the real `bowline server` and the `bowline` CLI, on
 # the real libvirtd (qemu:///system, domain type qemu) with the tiny test guest
-# (scripts/build-test-guest) in the server's cloud-image library. Issue 4, "Proof":
+# (scripts/build-test-guest) in the server's cloud-image library. What it proves:
 #   1   a NAT space boots; `space info` shows the address the isolated libvirt network leased
 #   2   a bridged space gets an address from its range, the guest applies it, the host pings it
 #   9a  both are created at the same time and both boot

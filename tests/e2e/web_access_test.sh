@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end proof of the console and display WebSockets (issue 6, server side) through the real
+# End-to-end proof of the console and display WebSockets through the real
 # `bowline server` on the real libvirtd (domain type qemu) with the tiny test guest and a
 # template with `display: true` and `console: true`:
 #   - two console viewers see the guest's login prompt, typing by one runs in the guest and both

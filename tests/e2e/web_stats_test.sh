@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a space uses, end to end (issue 16 item 2), on one real tiny guest whose runcmd spins a
+# What a space uses, end to end, on one real tiny guest whose runcmd spins a
 # CPU loop: a real `bowline server` sampling every 2 s (--stats-interval), Debian's Chromium
 # (web/tests/stats.mjs) showing the space page's charts change from live data, the list's CPU
 # and memory columns, /metrics parsed by the Prometheus client's own parser (Debian's

@@ -1,4 +1,4 @@
-// Disks (GET /api/v1/disks, issue 15): the user's disks of their own, which their templates'
+// Disks (GET /api/v1/disks): the user's disks of their own, which their templates'
 // `disks:` attach by name, with the spaces that name each; made from an image or blank, and
 // deleted once no space names them. Admins see everyone's.
 import { html, useState, useEffect, isAdmin, useTitle } from "/ui/lib.js";

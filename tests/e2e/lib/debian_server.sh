@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# What the Debian-guest suites of issue 15 share: the real Debian 12 image
+# What the Debian-guest suites of disks, export and state share: the real Debian 12 image
 # (scripts/build-debian-guest) in a private images path, an isolated libvirt network on a free
 # /28 of 198.51.100.0/24, a `bowline server` on it, and one user with the use-ssh permission and
 # an SSH key. Source lib/net.sh, check.sh, server.sh and spaces.sh first; needs $root.

@@ -1,4 +1,4 @@
-// Export and import (issue 15): the archive's framing and manifest, the streamed qcow2 against
+// Export and import: the archive's framing and manifest, the streamed qcow2 against
 // qemu-img's own reading of it, and a corrupted or cut archive refused. Suite names are
 // lowercase so that `ctest -R export` runs them.
 #include <gtest/gtest.h>

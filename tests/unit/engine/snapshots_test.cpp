@@ -1,4 +1,4 @@
-// Snapshots and clones (issue 15) through the engine: libvirt's test driver keeps snapshot
+// Snapshots and clones through the engine: libvirt's test driver keeps snapshot
 // metadata (its data is the real QEMU driver's business, proven on the Debian guest in
 // e2e.debian_state), a real SQLite file and real qcow2 files. Suites are lowercase so that
 // `ctest -R 'snapshot|clone'` runs them.

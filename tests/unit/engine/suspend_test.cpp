@@ -1,4 +1,4 @@
-// Suspend and resume (issue 15) through the engine on libvirt's test driver, which keeps a
+// Suspend and resume through the engine on libvirt's test driver, which keeps a
 // managed save's flag as the QEMU driver keeps its file (the memory itself is proven on the
 // Debian guest in e2e.debian_state), with a real SQLite file and real qcow2 files; and the idle
 // watch's rule on its own. Suites are lowercase so that `ctest -R suspend` runs them.

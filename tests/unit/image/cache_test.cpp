@@ -191,7 +191,7 @@ TEST_F(Cache, APreSeededCacheFileIsUsedWithoutANetworkAndItsChecksumChecked) {
 }
 
 // The old layout, <base>/<name>, seeded by hand or by an older bowline or knot: the checksum
-// says whether it is the image the template means (issue 14 item 12).
+// says whether it is the image the template means.
 using security_cache = Cache;
 
 TEST_F(security_cache, AnOldLayoutFileIsUsedOnlyWithAMatchingChecksum) {

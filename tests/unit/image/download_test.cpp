@@ -320,7 +320,7 @@ TEST_F(Download, APlainHttpUrlIsFetchedAsWritten) {
   EXPECT_EQ(seen[0]["scheme"], "http");
 }
 
-// ---- Images bowline did not make (issue 14 item 12) -------------------------------------
+// ---- Images bowline did not make ----------------------------------------------------------
 
 using security_image = Download;
 

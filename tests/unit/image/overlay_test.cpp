@@ -231,7 +231,7 @@ TEST_F(RealDisks, AFailedCreateLeavesNoFile) {
 }
 
 // Hostile base images: each would make QEMU open a file (or a server) the image names
-// (issue 14 item 12; ctest -L security).
+// (ctest -L security).
 using security_disks = RealDisks;
 
 TEST_F(security_disks, ABaseThatPointsAtAnotherFileIsRefusedBeforeAnythingIsMade) {

@@ -170,7 +170,7 @@ TEST(Delete, AnyOtherErrorStops) {
   EXPECT_EQ(client.sent("DELETE").size(), 1u);
 }
 
-// ---- Objects bowline did not make (issue 14 item 13) ------------------------------------
+// ---- Objects bowline did not make ---------------------------------------------------------
 
 const Json& vm_of(const Manifests& m) {
   return find_kind(m, "VirtualMachine");

@@ -568,7 +568,7 @@ TEST_F(tunnel_kubevirt, ToAStoppedVmiSaysWhatTheClusterSaid) {
   }
 }
 
-// Objects of a space's names that bowline did not make for it (issue 14 item 13).
+// Objects of a space's names that bowline did not make for it.
 using security_kubevirt_node = EngineNode;
 
 TEST_F(security_kubevirt_node, AnotherToolsVirtualMachineIsNeitherTakenOverNorDeleted) {

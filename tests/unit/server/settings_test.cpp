@@ -306,7 +306,7 @@ TEST_F(SettingsTest, ErrorsNameTheSettingAndItsSource) {
                "\"Tenant.A\" is not a namespace name");
 }
 
-// The size limit of image downloads (issue 14 item 12).
+// The size limit of image downloads.
 using security_settings = SettingsTest;
 
 TEST_F(security_settings, MaxImageSizeIs64GiBUnlessSetAsASize) {

@@ -41,7 +41,7 @@ TEST(Expand, EveryKnownVariableHasItsValue) {
     EXPECT_EQ(value_of("${{ ." + name + " }}", values), value);
     EXPECT_EQ(value_of("<${{." + name + "}}>", values), "<" + value + ">");
   }
-  // Exactly the variables issue 2 lists.
+  // Exactly the variables docs/templates.md lists.
   EXPECT_THAT(known_variables(),
               ::testing::UnorderedElementsAre(
                   "user.username", "user.email", "user.timezone", "user.id", "space.name",

@@ -128,7 +128,7 @@ TEST(Image, TemplatedImageWaitsForValues) {
 
 const std::string kHex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-// http:// (issue 14 item 12): only a checksum makes a plain-HTTP download trustworthy.
+// http://: only a checksum makes a plain-HTTP download trustworthy.
 
 const std::string kNeedsChecksum =
     "an http:// image needs imageChecksum: plain HTTP can be altered in transit, so give the "

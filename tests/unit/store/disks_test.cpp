@@ -1,4 +1,4 @@
-// The disks table (issue 15): a user's disks by name. Lowercase suite: `ctest -R disk`.
+// The disks table: a user's disks by name. Lowercase suite: `ctest -R disk`.
 #include "store/disks.hpp"
 
 #include <gtest/gtest.h>
