@@ -16,19 +16,7 @@ void append_int(std::string& out, std::int64_t value) {
   out.append(buffer, end);
 }
 
-// The columns of space_json(), in its (alphabetical) key order, then the owner's id.
-constexpr const char* kColumns =
-    "s.applied_template_revision, s.created_at, s.desired_state, s.domain_name, s.error, s.id, "
-    "s.ip, s.name, s.node, u.username, s.state, t.name, t.revision, s.updated_at, s.owner_id";
-constexpr const char* kJoins =
-    " LEFT JOIN users u ON u.id = s.owner_id LEFT JOIN templates t ON t.id = s.template_id";
-constexpr int kIdColumn = 5;
-constexpr int kOwnerColumn = 14;
-
-constexpr int kIpColumn = 6;
-constexpr int kStateColumn = 10;
-
-void append_space(std::string& out, store::Statement& row, int at);
+void append_space(std::string& out, const store::SpaceListRow& row);
 
 // `{"address":...,`: the first key of a space's object (keys are in alphabetical order, as
 // nlohmann writes them).
@@ -112,30 +100,19 @@ void append_json_string(std::string& out, std::string_view text) {
 
 std::string spaces_list_json(store::Store& store, std::optional<std::int64_t> owner_id,
                              const SpacesListCache::Addresses& addresses) {
-  // Its own connection: the list neither waits for the engine's writes nor holds them up.
-  auto& db = store.reader();
-  auto guard = db.lock();
-  auto select = db.cached(std::string("SELECT ") + kColumns + " FROM spaces s" + kJoins +
-                          (owner_id ? " WHERE s.owner_id = ?" : "") +
-                          // rowid is creation order too; ordering by created_at made SQLite
-                          // walk an index and sort (3x slower at 10,000 spaces).
-                          " ORDER BY s.rowid");
-  if (owner_id) select->bind(1, *owner_id);
   // About the size of the last answer, so a list of thousands is not copied as it grows.
   static std::atomic<std::size_t> last_size{64 * 1024};
   std::string out = "[";
   out.reserve(last_size.load(std::memory_order_relaxed) + 4096);
   bool first = true;
-  while (select->step()) {
+  std::string id, ip;
+  store.read_space_list().each(owner_id, [&](const store::SpaceListRow& row) {
     if (!std::exchange(first, false)) out += ',';
-    const auto id = std::string(select->column_view(kIdColumn));
-    const auto ip = select->is_null(kIpColumn)
-                        ? std::nullopt
-                        : std::optional<std::string>(select->column_view(kIpColumn));
-    const bool running = select->column_view(kStateColumn) == "running";
-    append_address(out, ip ? &*ip : learned(&addresses, running, id));
-    append_space(out, *select, 0);
-  }
+    id.assign(row.id);
+    if (row.ip) ip.assign(*row.ip);
+    append_address(out, row.ip ? &ip : learned(&addresses, row.state == "running", id));
+    append_space(out, row);
+  });
   out += "]\n";
   last_size.store(out.size(), std::memory_order_relaxed);
   return out;
@@ -195,75 +172,61 @@ std::shared_ptr<const std::string> SpacesListCache::list(store::Store& store,
 }
 
 void SpacesListCache::catch_up(store::Store& store) {
-  auto& db = store.reader();
-  auto guard = db.lock();
+  auto& rows = store.read_space_list();
   // The newest sequence number first, the rows after: a write committed in between is read
   // now and again next time (its number is above the one kept), never missed.
-  auto newest = db.cached("SELECT coalesce(max(seq), 0) FROM space_changes");
-  if (!newest->step()) return;
-  const auto seq = newest->column_int64(0);
-  newest->reset();
+  const auto seq = rows.newest_change();
   if (seq_ == seq) return;
-  auto changed = db.cached(std::string("SELECT c.space_rowid, ") + kColumns +
-                           " FROM space_changes c LEFT JOIN spaces s ON s.rowid = c.space_rowid" +
-                           kJoins + " WHERE c.seq > ?");
-  changed->bind(1, seq_.value_or(-1));
-  while (changed->step()) {
-    const auto rowid = changed->column_int64(0);
-    if (changed->is_null(1 + kIdColumn)) {  // the space is gone
+  rows.changes_since(seq_.value_or(-1), [&](std::int64_t rowid, const store::SpaceListRow* row) {
+    if (!row) {  // the space is gone
       spaces_.erase(rowid);
-      continue;
+      return;
     }
     auto& entry = spaces_[rowid];
-    entry.owner = changed->is_null(1 + kOwnerColumn)
-                      ? std::nullopt
-                      : std::optional<std::int64_t>(changed->column_int64(1 + kOwnerColumn));
-    entry.id = std::string(changed->column_view(1 + kIdColumn));
-    entry.ip = changed->is_null(1 + kIpColumn)
-                   ? std::nullopt
-                   : std::optional<std::string>(changed->column_view(1 + kIpColumn));
-    entry.running = changed->column_view(1 + kStateColumn) == "running";
+    entry.owner = row->owner_id;
+    entry.id = std::string(row->id);
+    entry.ip = row->ip ? std::optional<std::string>(*row->ip) : std::nullopt;
+    entry.running = row->state == "running";
     entry.json.clear();
-    append_space(entry.json, *changed, 1);
-  }
+    append_space(entry.json, *row);
+  });
   seq_ = seq;
   all_valid_ = false;
 }
 
 namespace {
 
-// One space's object from the kColumns of `row`, starting at column `at`, after its
-// "address" (append_address): from the key after it to the closing brace.
-void append_space(std::string& out, store::Statement& row, int at) {
-  const auto text = [&](const char* key, int i) {
+// One space's object from `row`, after its "address" (append_address): from the key after it
+// to the closing brace.
+void append_space(std::string& out, const store::SpaceListRow& row) {
+  const auto text = [&](const char* key, std::string_view value) {
     out += key;
-    append_json_string(out, row.column_view(at + i));
+    append_json_string(out, value);
   };
   const auto number = [&](const char* key, std::int64_t value) {
     out += key;
     append_int(out, value);
   };
-  const auto applied = row.column_int64(at + 0);
-  const auto revision = row.column_int64(at + 12);
-  number("\"appliedRevision\":", applied);
-  number(",\"createdAt\":", row.column_int64(at + 1));
-  text(",\"desiredState\":", 2);
-  text(",\"domain\":", 3);
-  text(",\"error\":", 4);
-  text(",\"id\":", 5);
-  if (row.is_null(at + 6))
-    out += ",\"ip\":null";
+  number("\"appliedRevision\":", row.applied_revision);
+  number(",\"createdAt\":", row.created_at);
+  text(",\"desiredState\":", row.desired_state);
+  text(",\"domain\":", row.domain);
+  text(",\"error\":", row.error);
+  text(",\"id\":", row.id);
+  if (row.ip)
+    text(",\"ip\":", *row.ip);
   else
-    text(",\"ip\":", 6);
-  text(",\"name\":", 7);
-  text(",\"node\":", 8);
-  text(",\"owner\":", 9);
-  out += applied != 0 && applied != revision ? ",\"redefinePending\":true"
-                                             : ",\"redefinePending\":false";
-  text(",\"state\":", 10);
-  text(",\"template\":", 11);
-  number(",\"templateRevision\":", revision);
-  number(",\"updatedAt\":", row.column_int64(at + 13));
+    out += ",\"ip\":null";
+  text(",\"name\":", row.name);
+  text(",\"node\":", row.node);
+  text(",\"owner\":", row.owner);
+  out += row.applied_revision != 0 && row.applied_revision != row.template_revision
+             ? ",\"redefinePending\":true"
+             : ",\"redefinePending\":false";
+  text(",\"state\":", row.state);
+  text(",\"template\":", row.template_name);
+  number(",\"templateRevision\":", row.template_revision);
+  number(",\"updatedAt\":", row.updated_at);
   out += '}';
 }
 

@@ -474,9 +474,9 @@ class Engine : public SpaceAccess {
   std::vector<Node*> nodes_;  // set before start(); the first is the default
   DiskFiles* disk_files_ = nullptr;
   // The disks table (store/disks.hpp), on the store's connection: part of its transactions.
-  store::DiskRepository disk_rows_{store_.db(), store_.clock()};
-  store::SnapshotRepository snapshot_rows_{store_.db(), store_.clock()};
-  store::DownloadRepository download_rows_{store_.db(), store_.clock()};
+  store::DiskRepository& disk_rows_ = store_.disks();
+  store::SnapshotRepository& snapshot_rows_ = store_.snapshots();
+  store::DownloadRepository& download_rows_ = store_.downloads();
   std::mutex clones_mutex_;
   std::map<std::string, int> cloned_;  // source space id -> clones reading its disk now
   std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file

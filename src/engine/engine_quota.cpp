@@ -7,18 +7,16 @@
 namespace bowline::engine {
 namespace {
 
-// Disks as committed, on the store's reader: what a request shows of a user's use (whoami,
-// user info) never waits for an engine transaction on the writer.
-store::DiskRepository read_disks_of(store::Store& store) {
-  return store::DiskRepository(store.reader(), store.clock());
+// Disks, snapshots and downloads as committed, on the store's reader: what a request shows of
+// a user's use (whoami, user info) never waits for an engine transaction on the writer.
+store::DiskRepository& read_disks_of(store::Store& store) {
+  return store.read_disks();
 }
-
-store::SnapshotRepository read_snapshots_of(store::Store& store) {
-  return store::SnapshotRepository(store.reader(), store.clock());
+store::SnapshotRepository& read_snapshots_of(store::Store& store) {
+  return store.read_snapshots();
 }
-
-store::DownloadRepository read_downloads_of(store::Store& store) {
-  return store::DownloadRepository(store.reader(), store.clock());
+store::DownloadRepository& read_downloads_of(store::Store& store) {
+  return store.read_downloads();
 }
 
 }  // namespace
@@ -63,7 +61,7 @@ std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space
 
 // Disk objects count at their virtual size, whatever uses them.
 Usage Engine::usage_of_owner(std::int64_t owner_id) {
-  auto snapshots = read_snapshots_of(store_);
+  auto& snapshots = read_snapshots_of(store_);
   auto usage = count_usage(store_.read_spaces().list_for_owner(owner_id), store_.read_templates(),
                            store_.read_users(), snapshots)[owner_id];
   for (const auto& d : read_disks_of(store_).list_for_owner(owner_id)) usage.disk += d.size_bytes;
@@ -72,7 +70,7 @@ Usage Engine::usage_of_owner(std::int64_t owner_id) {
 }
 
 std::map<std::int64_t, Usage> Engine::usage_by_owner() {
-  auto snapshots = read_snapshots_of(store_);
+  auto& snapshots = read_snapshots_of(store_);
   auto out = count_usage(store_.read_spaces().list(), store_.read_templates(), store_.read_users(),
                          snapshots);
   for (const auto& d : read_disks_of(store_).list()) out[d.owner_id].disk += d.size_bytes;

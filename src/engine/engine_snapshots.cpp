@@ -36,7 +36,7 @@ EngineError unsettled(const store::Space& space, const std::string& what) {
 
 std::vector<store::Snapshot> Engine::snapshots_of(const std::string& space_id) {
   require(space_id);
-  return store::SnapshotRepository(store_.reader(), store_.clock()).list_for_space(space_id);
+  return store_.read_snapshots().list_for_space(space_id);
 }
 
 store::Snapshot Engine::require_snapshot(const store::Space& space, const std::string& name) {

@@ -22,6 +22,10 @@ Store::Store(const std::filesystem::path& file, const util::Clock& clock, Option
   read_tokens_ = std::make_unique<TokenRepository>(*reader_, clock_);
   read_spaces_ = std::make_unique<SpaceRepository>(*reader_, clock_);
   read_templates_ = std::make_unique<TemplateRepository>(*reader_, clock_);
+  read_disks_ = std::make_unique<DiskRepository>(*reader_, clock_);
+  read_snapshots_ = std::make_unique<SnapshotRepository>(*reader_, clock_);
+  read_downloads_ = std::make_unique<DownloadRepository>(*reader_, clock_);
+  read_space_list_ = std::make_unique<SpaceListRows>(*reader_, clock_);
 }
 
 }  // namespace bowline::store

@@ -20,11 +20,15 @@
 #include <filesystem>
 #include <memory>
 
+#include "store/disks.hpp"
+#include "store/downloads.hpp"
 #include "store/host_ports.hpp"
 #include "store/leases.hpp"
 #include "store/migrations.hpp"
 #include "store/operations.hpp"
 #include "store/sessions.hpp"
+#include "store/snapshots.hpp"
+#include "store/space_list_rows.hpp"
 #include "store/spaces.hpp"
 #include "store/sqlite.hpp"
 #include "store/templates.hpp"
@@ -59,6 +63,9 @@ class Store {
   HostPortRepository& host_ports() { return host_ports_; }
   OperationRepository& operations() { return operations_; }
   EventRepository& events() { return events_; }
+  DiskRepository& disks() { return disks_; }
+  SnapshotRepository& snapshots() { return snapshots_; }
+  DownloadRepository& downloads() { return downloads_; }
 
   Db& db() { return db_; }
   // A second connection, for long reads (the list of every space): in WAL mode it neither
@@ -74,6 +81,13 @@ class Store {
   // without waiting for the engine's writes. Reads only; committed data only.
   SpaceRepository& read_spaces() { return *read_spaces_; }
   TemplateRepository& read_templates() { return *read_templates_; }
+  // Disks, snapshots and downloads on reader(), for what a request shows (quota usage).
+  DiskRepository& read_disks() { return *read_disks_; }
+  SnapshotRepository& read_snapshots() { return *read_snapshots_; }
+  DownloadRepository& read_downloads() { return *read_downloads_; }
+  // The rows of the list of spaces, on reader(): the list neither waits for the engine's
+  // writes nor holds them up.
+  SpaceListRows& read_space_list() { return *read_space_list_; }
   const util::Clock& clock() const { return clock_; }
 
  private:
@@ -90,10 +104,17 @@ class Store {
   HostPortRepository host_ports_{db_, clock_};
   OperationRepository operations_{db_, clock_};
   EventRepository events_{db_, clock_};
+  DiskRepository disks_{db_, clock_};
+  SnapshotRepository snapshots_{db_, clock_};
+  DownloadRepository downloads_{db_, clock_};
   std::unique_ptr<UserRepository> read_users_;
   std::unique_ptr<TokenRepository> read_tokens_;
   std::unique_ptr<SpaceRepository> read_spaces_;
   std::unique_ptr<TemplateRepository> read_templates_;
+  std::unique_ptr<DiskRepository> read_disks_;
+  std::unique_ptr<SnapshotRepository> read_snapshots_;
+  std::unique_ptr<DownloadRepository> read_downloads_;
+  std::unique_ptr<SpaceListRows> read_space_list_;
 };
 
 }  // namespace bowline::store

@@ -60,7 +60,7 @@ TEST_F(disk_objects, NamesAreCheckedAndFailedCreatesLeaveNothing) {
   two.owner_id = alice_;
   two.name = "two";
   message_of([&] { engine_->create_disk(two); }, EngineError::Kind::Invalid);
-  EXPECT_TRUE(store::DiskRepository(store_->db(), clock_).list().empty());
+  EXPECT_TRUE(store_->disks().list().empty());
   const auto dir = images_ / "volumes" / std::to_string(alice_);
   if (fs::exists(dir)) {
     EXPECT_TRUE(fs::is_empty(dir));
@@ -124,7 +124,7 @@ TEST_F(disk_objects, ATemplateWithoutImageBootsFromDisks0) {
   EXPECT_TRUE(fs::exists(data.path));
   engine_->delete_disk(alice_, "data");
   EXPECT_FALSE(fs::exists(data.path));
-  EXPECT_FALSE(store::DiskRepository(store_->db(), clock_).find(alice_, "data").has_value());
+  EXPECT_FALSE(store_->disks().find(alice_, "data").has_value());
 }
 
 TEST_F(disk_objects, FromSpaceCopiesAStoppedSpacesDisk) {
@@ -166,7 +166,7 @@ TEST_F(security_disk_sources, AUserNamesNoHostPathAndAnAdminNoneOutsideTheImport
     EXPECT_NE(message.find("takes no image paths"), std::string::npos) << message;
     EXPECT_EQ(message.find(path), std::string::npos) << message;
   }
-  EXPECT_FALSE(store::DiskRepository(store_->db(), clock_).find(alice_, "loot"));
+  EXPECT_FALSE(store_->disks().find(alice_, "loot"));
   EXPECT_FALSE(fs::exists(images_ / "volumes" / std::to_string(alice_) / "loot.qcow2"));
 }
 

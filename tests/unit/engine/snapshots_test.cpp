@@ -197,7 +197,7 @@ TEST_F(snapshots, DeletingTheSpaceDeletesItsSnapshots) {
   engine_->delete_space(id);
   engine_->wait_idle();
   EXPECT_FALSE(store_->spaces().get(id));
-  EXPECT_TRUE(store::SnapshotRepository(store_->db(), clock_).list_for_space(id).empty());
+  EXPECT_TRUE(store_->snapshots().list_for_space(id).empty());
   EXPECT_FALSE(hypervisor_->lookup(domain));
 }
 
