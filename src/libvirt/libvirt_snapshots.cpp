@@ -1,12 +1,16 @@
 // Internal qcow2 snapshots through libvirt's snapshot API: the snapshot's XML is made with
 // pugixml (names and descriptions are escaped), and libvirt's own XML is read back the same way.
+// Also LibvirtHypervisor's calls that keep a domain's state: snapshots, freezing and thawing the
+// guest's filesystems around one, and the managed save of a domain's memory.
 #include <pugixml.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
+#include "libvirt/libvirt_connection.hpp"
 #include "libvirt/libvirt_handles.hpp"
+#include "libvirt/libvirt_hypervisor.hpp"
 
 namespace bowline::libvirt::detail {
 
@@ -114,3 +118,75 @@ bool delete_snapshot(virDomainPtr domain, const std::string& name, const std::st
 }
 
 }  // namespace bowline::libvirt::detail
+
+namespace bowline::libvirt {
+
+using namespace detail;
+
+// ---- LibvirtHypervisor -------------------------------------------------------------------
+
+SnapshotInfo LibvirtHypervisor::create_snapshot(const std::string& domain, const std::string& name,
+                                                const std::string& description) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "take a snapshot");
+  return detail::create_snapshot(d.get(), domain, name, description);
+}
+
+std::vector<SnapshotInfo> LibvirtHypervisor::snapshots(const std::string& domain) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "list snapshots");
+  return detail::list_snapshots(d.get(), domain);
+}
+
+void LibvirtHypervisor::revert_snapshot(const std::string& domain, const std::string& name,
+                                        bool paused) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "revert to a snapshot");
+  detail::revert_snapshot(d.get(), domain, name, paused);
+}
+
+bool LibvirtHypervisor::delete_snapshot(const std::string& domain, const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), domain, "delete a snapshot");
+  return detail::delete_snapshot(d.get(), domain, name);
+}
+
+unsigned LibvirtHypervisor::freeze_filesystems(const std::string& domain) {
+  const auto connection = impl_->agent_connection();
+  const auto d = find_domain(connection.get(), domain, "freeze the guest's filesystems");
+  return detail::freeze_filesystems(d.get(), domain, impl_->options().agent_timeout);
+}
+
+void LibvirtHypervisor::thaw_filesystems(const std::string& domain) {
+  const auto connection = impl_->agent_connection();
+  const auto d = find_domain(connection.get(), domain, "thaw the guest's filesystems");
+  detail::thaw_filesystems(d.get(), domain, impl_->options().agent_timeout);
+}
+
+void LibvirtHypervisor::managed_save(const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), name, "save its state");
+  if (virDomainManagedSave(d.get(), 0) < 0)
+    throw last_error(domain_subject(name), "save its state");
+}
+
+bool LibvirtHypervisor::has_managed_save(const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), name, "look for a saved state");
+  const int has = virDomainHasManagedSaveImage(d.get(), 0);
+  if (has < 0) throw last_error(domain_subject(name), "look for a saved state");
+  return has == 1;
+}
+
+bool LibvirtHypervisor::remove_managed_save(const std::string& name) {
+  const auto connection = impl_->connection();
+  const auto d = find_domain(connection.get(), name, "remove its saved state");
+  const int has = virDomainHasManagedSaveImage(d.get(), 0);
+  if (has < 0) throw last_error(domain_subject(name), "look for a saved state");
+  if (has == 0) return false;
+  if (virDomainManagedSaveRemove(d.get(), 0) < 0)
+    throw last_error(domain_subject(name), "remove its saved state");
+  return true;
+}
+
+}  // namespace bowline::libvirt
