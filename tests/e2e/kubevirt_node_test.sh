@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end proof of the kubevirt node (issue 5): the real `bowline server`, started with the
+# End-to-end proof of the kubevirt node: the real `bowline server`, started with the
 # server.kubevirt.* settings, driven by the `bowline` CLI, against a local HTTPS stand-in for a
 # Kubernetes API server with KubeVirt (tests/unit/kubevirt/fake_apiserver.py, stateful: it keeps
 # the objects, powers VMs by runStrategy, answers the subresources and refuses on cue). Checks
