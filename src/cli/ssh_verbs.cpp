@@ -1,7 +1,6 @@
 #include "cli/ssh_verbs.hpp"
 
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,12 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
 #include "cli/client_verbs.hpp"
-#include "cli/local_sockets.hpp"
+#include "cli/port_forward.hpp"
 #include "cli/tunnel_pipe.hpp"
 #include "cli/ws_client.hpp"
 #include "engine/host_keys.hpp"
@@ -313,43 +311,18 @@ struct ForwardArgs {
 
 int forward(const ForwardArgs& a) {
   Client client(resolve_endpoint(a.client.server));
-  const auto space = find_space(client, parse_ssh_host(a.space));
-  const auto id = text_of(space, "id");
-  std::vector<std::thread> acceptors;
+  ForwardTarget target;
   for (const auto& text : a.ports) {
     const auto ports = parse_forward(text);
     if (!ports)
       throw CliError(kExitUsage,
                      "\"" + text + "\" is not [LOCAL:]REMOTE (e.g. 8000 or 18080:8000)");
-    const auto path = tunnel_path(id, ports->second);
-    { WsConnection probe(client.endpoint(), path); }  // a refusal shows now, not per connection
-    const int listener = listen_loopback(ports->first);
-    std::cout << "http://127.0.0.1:" << bound_port(listener) << " -> " << text_of(space, "name")
-              << ":" << ports->second << std::endl;
-    acceptors.emplace_back([listener, path, endpoint = client.endpoint()] {
-      for (;;) {
-        const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) {
-          if (errno == EINTR) continue;
-          return;
-        }
-        // Each connection its own tunnel: one that fails (the space restarting) says so and
-        // the next one tries again.
-        std::thread([fd, path, endpoint] {
-          try {
-            splice_tunnel(endpoint, path, fd, fd, true);
-          } catch (const std::exception& e) {
-            std::cerr << "bowline: a connection to " << path << " was refused: " << e.what()
-                      << "\n";
-          }
-          ::close(fd);
-        }).detach();
-      }
-    });
+    target.ports.push_back(*ports);
   }
-  std::cout << "Forwarding (Ctrl-C ends)" << std::endl;
-  for (auto& t : acceptors) t.join();
-  return kExitOk;
+  const auto space = find_space(client, parse_ssh_host(a.space));
+  target.space_id = text_of(space, "id");
+  target.space_name = text_of(space, "name");
+  forward_ports(client.endpoint(), target);
 }
 
 }  // namespace
@@ -457,9 +430,11 @@ void add_ssh_verbs(CLI::App& app, int& exit_code) {
         ->required();
     add_client_options(*cmd, a->client);
     cmd->footer(
-        "Like kubectl port-forward: each local connection gets its own tunnel, so forwarding "
-        "goes on while the space restarts. Ports other than 22 must be in the template's "
-        "ports: and need the permission use-ports.");
+        "Like kubectl port-forward: it listens at once and each local connection gets its own "
+        "tunnel, so forwarding goes on before the guest's service is up and while the space "
+        "restarts (a connection that fails says why on stderr). Only an unknown space, a port "
+        "that is not allowed and refused credentials end it (exit 4). Ports other than 22 must "
+        "be in the template's ports: and need the permission use-ports.");
     cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return forward(*a); }); });
   }
 }
