@@ -51,6 +51,7 @@ void add_verbs(CLI::App& app, int& exit_code) {
   add_token_verbs(app, exit_code);
   add_login_verb(app, exit_code);
   add_node_verbs(app, exit_code);
+  add_image_verbs(app, exit_code);
   add_ssh_verbs(app, exit_code);
 }
 

@@ -18,5 +18,6 @@ void add_user_verbs(CLI::App& app, int& exit_code);
 void add_token_verbs(CLI::App& app, int& exit_code);
 void add_login_verb(CLI::App& app, int& exit_code);
 void add_node_verbs(CLI::App& app, int& exit_code);
+void add_image_verbs(CLI::App& app, int& exit_code);  // image adopt, run on a node
 
 }  // namespace bowline::cli

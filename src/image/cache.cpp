@@ -351,3 +351,51 @@ std::optional<fs::path> ImageCache::vouched_unkeyed(const spec::Image& image) co
 }
 
 }  // namespace bowline::image
+
+namespace bowline::image {
+
+Adoption ImageCache::adopt(const fs::path& file, std::string_view url) {
+  spec::ImageKind kind{};
+  if (auto problem = spec::check_image(url, kind); !problem.empty() || kind != spec::ImageKind::Url)
+    throw ImageError("\"" + std::string(url) + "\" is not an http(s) URL of an image" +
+                     (problem.empty() ? "" : ": " + problem));
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw ImageError(file.string() + " is not a regular file");
+  if (auto problem = standalone_qcow2_problem(file); !problem.empty())
+    throw ImageError(file.string() + " cannot be a base image: " + problem +
+                     " (convert it with qemu-img convert -O qcow2 " + file.string() +
+                     " NEW.qcow2 and adopt that)");
+  Adoption adopted{.cache_file = cache_file(url), .sha256 = sha256_file(file)};
+  if (fs::exists(adopted.cache_file, ec)) {
+    auto digest = recorded_digest(adopted.cache_file);
+    if (!digest) digest = sha256_file(adopted.cache_file);
+    if (*digest != adopted.sha256)
+      throw ImageError("the cache already holds other bytes for " + std::string(url) + " (" +
+                       adopted.cache_file.string() + ", sha256:" + *digest +
+                       "); remove that file first to adopt this one");
+    adopted.already = true;
+  } else {
+    fs::create_directories(options_.base_image_path, ec);
+    if (ec)
+      throw ImageError("cannot create the base image cache " + options_.base_image_path.string() +
+                       ": " + describe(ec));
+    // A hard link shares the bytes and leaves overlays that use the old name working.
+    fs::create_hard_link(file, adopted.cache_file, ec);
+    adopted.linked = !ec;
+    if (ec) {
+      const auto part = with_suffix(adopted.cache_file, kPartSuffix);
+      fs::copy_file(file, part, fs::copy_options::overwrite_existing, ec);
+      if (!ec) fs::rename(part, adopted.cache_file, ec);
+      if (ec) {
+        const auto why = describe(ec);
+        fs::remove(part, ec);
+        throw ImageError("cannot copy " + file.string() + " into the base image cache: " + why);
+      }
+    }
+  }
+  record_digest(adopted.cache_file, adopted.sha256);
+  record_url(adopted.cache_file, std::string(url));
+  return adopted;
+}
+
+}  // namespace bowline::image

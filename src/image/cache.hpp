@@ -30,6 +30,13 @@ struct CacheOptions {
   std::vector<std::filesystem::path> import_paths;
 };
 
+struct Adoption {
+  std::filesystem::path cache_file;
+  std::string sha256;
+  bool linked = false;   // a hard link: the bytes are not stored twice
+  bool already = false;  // the cache held these very bytes for the URL before
+};
+
 // Safe to share between threads. Downloads run on the thread of the first caller for a
 // cache file; later callers for the same file wait for it and get its result or its error
 // (single-flight within this process; another process writing the same cache is not
@@ -63,6 +70,13 @@ class ImageCache {
   // fetching or checking anything; nullopt otherwise (also for a path: users' quotas do not
   // read admins' files).
   std::optional<std::filesystem::path> local_file(const spec::Image& image) const;
+
+  // Makes `file` the cached copy of `url`, as a knot node pre-seeded it (a file named after the
+  // URL's last segment, fetched by hand): hard-linked into the cache (copied when the cache is
+  // on another file system) with its digest and URL recorded, so templates naming the URL
+  // start offline. `file` must be a standalone qcow2. Throws ImageError when it is not, when
+  // the URL is no http(s) URL, or when the cache already holds other bytes for the URL.
+  Adoption adopt(const std::filesystem::path& file, std::string_view url);
 
   // Where an URL is cached; throws ImageError when the URL gives no safe file name.
   std::filesystem::path cache_file(std::string_view url) const;
