@@ -76,6 +76,7 @@ cleanup() {
     $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1
   done
   net_cleanup
+  [ -n "${forwarding_before:-}" ] && sysctl -qw net.ipv4.ip_forward="$forwarding_before"
   [ -z "$work" ] || net_guard_drop "$work/data" # the guest guard's nftables table
   [ -n "$images" ] && rm -rf "$images"
   [ -n "$work" ] && rm -rf "$work"
@@ -120,11 +121,25 @@ client_ns=bwcl$tag
 net_client_netns "$client_ns" "$client_subnet" || abort "the client's namespace on $client_subnet/30"
 server_ip=$NET_HOST_IP
 log "client namespace $client_ns at $NET_CLIENT_IP; the server listens on $server_ip"
+# The address guests' ports are published on (server.external_address): another address of the
+# host on the client's link, never the UI's ($server_ip), which the client reaches by a route.
+ext_subnet=$(net_free_subnet 30) || abort "no free /30 for the external address"
+ext_ip=${ext_subnet%.*}.$((${ext_subnet##*.} + 1))
+ip addr add "$ext_ip/32" dev "${client_ns:0:12}h" &&
+  ip netns exec "$client_ns" ip route add "$ext_ip/32" dev "${client_ns:0:12}c" ||
+  abort "the external address $ext_ip"
+ext_first=$((40000 + (RANDOM % 200) * 100))
+# The host must forward IPv4 for published ports (bowline does not turn it on by itself). The
+# isolated network's guests have no route out and libvirt rejects their forwarding; the client
+# forwards nothing (net_client_netns): turning it on here lets nothing else through.
+forwarding_before=$(cat /proc/sys/net/ipv4/ip_forward)
+sysctl -qw net.ipv4.ip_forward=1 || abort "net.ipv4.ip_forward=1"
 
 # --- the real server: private data dir, its own images path, a free port on the client's link --
 resolver=$net3.$((base + 1)) # what bridged guests are told to use (the test checks the config)
 "$bowline" server --listen "$server_ip:0" --data-dir "$work/data" --images-path "$images" \
-  --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" >"$work/server.log" 2>&1 &
+  --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" \
+  --external-address "$ext_ip" --external-ports "$ext_first-$((ext_first + 99))" >"$work/server.log" 2>&1 &
 server_pid=$!
 url=""
 for _ in $(seq 300); do
@@ -190,6 +205,8 @@ network:
 environment:
   - BWDEB_GREETING=$greeting
 ports: [8000]
+external: true
+externalPorts: [8000]
 cloudInit: |
   #cloud-config
   runcmd:
@@ -338,6 +355,22 @@ check "tunnel/forward: bowline forward dev 18080:8000 prints the local URL" grep
 check "tunnel/forward: the client's 127.0.0.1:18080 reaches the guest's port 8000" [ "$got" = "served from the guest" ]
 [ "$got" = "served from the guest" ] || { sed 's/^/  forward: /' "$work/forward.out" "$work/forward.err"; tail -3 "$work/ssh.err"; }
 kill "$forward_pid" 2>/dev/null
+pkill -f "bowline forward dev 18080:8000" 2>/dev/null # ip netns exec does not pass the signal on
+# The same port published on the external address (external: true): from the client, never on
+# the web UI's address.
+ext_port=$(as_user space info dev -o json | python3 -c 'import json, sys; print(json.load(sys.stdin)["info"]["externalPorts"][0]["hostPort"])' 2>/dev/null)
+reach_ext() { # ADDRESS PORT: what GET /hello.txt answers there, from the client
+  in_client python3 -c 'import sys, urllib.request; print(urllib.request.urlopen("http://%s:%s/hello.txt" % (sys.argv[1], sys.argv[2]), timeout=5).read().decode().strip())' "$1" "$2" 2>/dev/null
+}
+got=""
+for _ in $(seq 1 30); do
+  got=$(reach_ext "$ext_ip" "$ext_port") && [ -n "$got" ] && break
+  sleep 1
+done
+check "external: the guest's port 8000 answers on $ext_ip:$ext_port from the client ('$got')" \
+  [ "$got" = "served from the guest" ]
+check "external: ... and not on the web UI's address $server_ip:$ext_port" \
+  [ -z "$(reach_ext "$server_ip" "$ext_port")" ]
 out=$(in_client "$bowline" tunnel dev 9000 </dev/null 2>&1)
 check "tunnel: port 9000 (not in ports:) is refused with 403, naming the rule" \
   grep -q "port 9000 is not one the space's template lists in ports: (8000)" <<<"$out"
@@ -652,6 +685,7 @@ fetch_through_forward() { # LOCAL_PORT: what GET /hello.txt answers through `bow
   done
   kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
+  pkill -f "bowline forward dev $1:8000" 2>/dev/null # ip netns exec does not pass the signal on
   echo "$out"
 }
 spoof_case() {
@@ -688,6 +722,10 @@ spoof_case() {
     HOME="$client_home" BOWLINE_SERVER="$url" BOWLINE_TOKEN="$user_token" "$bowline" tunnel dev 8000 2>&1)
   check "spoof: bowline tunnel dev 8000 does not reach the host either" \
     bash -c '! grep -q "the host, not the guest" <<<"$1"' _ "$out"
+  sleep 5 # a poll of the external ports' publisher
+  got=$(reach_ext "$ext_ip" "$ext_port")
+  check "spoof: the published port $ext_ip:$ext_port does not reach the host's $gwip:8000 ('$got')" \
+    [ "$got" != "the host, not the guest" ]
   # The guest mends its ways: a lease again (maybe another address), the gateway off lo.
   agent_sh "ip addr del $gwip/32 dev lo; ifup $nic >/tmp/spoof.log 2>&1 </dev/null" >/dev/null 2>&1
   new_address=""
@@ -699,6 +737,12 @@ spoof_case() {
   log "spoof: the guest's address after a new lease: $new_address"
   got=$(fetch_through_forward 18083)
   check "spoof: with a lease again, bowline forward reaches the guest's own port 8000 ('$got')" \
+    [ "$got" = "served from the guest" ]
+  for _ in $(seq 1 60); do
+    got=$(reach_ext "$ext_ip" "$ext_port") && [ "$got" = "served from the guest" ] && break
+    sleep 1
+  done
+  check "spoof: ... and so does the published port, at the new lease ('$got')" \
     [ "$got" = "served from the guest" ]
   kill "$host_pid" 2>/dev/null
   wait "$host_pid" 2>/dev/null
