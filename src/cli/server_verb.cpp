@@ -25,6 +25,7 @@ void add_server_verb(CLI::App& app, int& exit_code) {
   struct Args {
     std::string config;
     bool print_config = false;
+    bool settings_markdown = false;
     std::map<std::string, std::string> flags;
     std::map<std::string, std::string> spellings;  // a flag given in knot's spelling
     std::vector<std::string> twice;                // settings given by two flags
@@ -33,7 +34,9 @@ void add_server_verb(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", args->config, "YAML config file (also BOWLINE_CONFIG)");
   cmd->add_flag("--print-config", args->print_config,
                 "Print each effective setting and where it came from, then exit");
-  for (const auto& key : server::setting_keys()) {
+  cmd->add_flag("--settings-markdown", args->settings_markdown,
+                "Print the table of settings that docs/configuration.md carries, then exit");
+  for (const auto& key : server::setting_table()) {
     // Both spellings (bowline's, and knot's where it has one) set the same setting.
     auto set = [args, name = std::string(key.key)](const std::string& flag) {
       return [args, name, flag](const std::string& v) {
@@ -44,7 +47,7 @@ void add_server_verb(CLI::App& app, int& exit_code) {
         args->spellings[name] = flag;
       };
     };
-    std::string help = std::string(key.help) + " (" + key.key + ", " + key.env;
+    std::string help = std::string(key.summary) + " (" + key.key + ", " + key.env;
     if (key.knot_env) help += ", " + std::string(key.knot_env);
     cmd->add_option_function<std::string>(key.flag, set(key.flag), help + ")");
     if (key.knot_flag)
@@ -52,6 +55,11 @@ void add_server_verb(CLI::App& app, int& exit_code) {
                                             std::string("knot's name for ") + key.flag);
   }
   cmd->callback([args, &exit_code] {
+    if (args->settings_markdown) {
+      std::cout << server::settings_markdown();
+      exit_code = kExitOk;
+      return;
+    }
     if (!args->twice.empty()) {
       std::cerr << "bowline server: " << args->twice.front()
                 << " is given twice on the command line (bowline's and knot's flag name "

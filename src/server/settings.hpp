@@ -3,6 +3,8 @@
 // `bowline server --print-config` can say. knot's own names for its KVM settings
 // (--kvm-images-path, KNOT_KVM_IMAGES_PATH, ...) work beside bowline's; when both spellings of
 // one environment variable are set, bowline's wins and the other is named as ignored.
+// Each setting is one row of setting_table() (settings_table.cpp); settings.cpp resolves them,
+// settings_parse.cpp checks their values, settings_describe.cpp prints them.
 #pragma once
 
 #include <chrono>
@@ -38,19 +40,6 @@ class SettingsError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// One setting as the user spells it in each place.
-struct SettingKey {
-  const char* key;   // in the config file: "server.kvm.images_path"
-  const char* flag;  // "--images-path"
-  const char* env;   // "BOWLINE_KVM_IMAGES_PATH"
-  const char* help;
-  // knot's spelling of the same setting (seed 001); nullptr when knot has none.
-  const char* knot_flag = nullptr;  // "--kvm-images-path"
-  const char* knot_env = nullptr;   // "KNOT_KVM_IMAGES_PATH"
-};
-// Every setting, in the order --print-config shows them.
-const std::vector<SettingKey>& setting_keys();
 
 struct ServerSettings {
   std::string listen = "127.0.0.1:7470";
@@ -130,6 +119,31 @@ struct ServerSettings {
   std::map<std::string, std::string> origins;
 };
 
+struct SettingValue;  // a value as given, before it is checked (settings_value.hpp)
+
+// One setting: a row of setting_table() (settings_table.cpp), the one place that names it.
+// Parsing, --print-config, --help and docs/configuration.md's table all come from the rows.
+struct Setting {
+  const char* key;   // in the config file: "server.kvm.images_path"
+  const char* type;  // what its value is, for the docs: "path", "duration", "size", ...
+  const char* flag;  // "--images-path"
+  const char* env;   // "BOWLINE_KVM_IMAGES_PATH"
+  // knot's spelling of the same setting; nullptr when knot has none.
+  const char* knot_flag = nullptr;  // "--kvm-images-path"
+  const char* knot_env = nullptr;   // "KNOT_KVM_IMAGES_PATH"
+  // The default, written as a value is and parsed by `set` like one; "" for none: the setting
+  // keeps ServerSettings' own (empty, or derived from another setting at resolve).
+  const char* default_value = "";
+  const char* default_doc = nullptr;  // the docs' words for it, where it is not default_value
+  const char* summary = "";           // one line, for `bowline server --help`
+  const char* details = "";           // the docs' "what it is" (Markdown)
+  // The value into its member; a SettingsError for a bad one.
+  void (*set)(ServerSettings&, const SettingValue&) = nullptr;
+  std::string (*show)(const ServerSettings&) = nullptr;  // the value as --print-config shows it
+};
+// Every setting, in the order --print-config and the docs show them.
+const std::vector<Setting>& setting_table();
+
 struct SettingsInput {
   std::map<std::string, std::string> flags;  // by key ("server.listen"): the flag's text
   // By key, when the flag was spelled another way than bowline's own (knot's --kvm-*).
@@ -146,6 +160,10 @@ ServerSettings resolve_settings(const SettingsInput& input);
 
 // Every effective setting with its source, one per line.
 std::string describe_settings(const ServerSettings& settings);
+
+// docs/configuration.md's table of the settings, from setting_table() (`bowline server
+// --settings-markdown` prints it).
+std::string settings_markdown();
 
 // The environment of this process as a map (for SettingsInput::env).
 std::map<std::string, std::string> process_environment();

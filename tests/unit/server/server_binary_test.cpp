@@ -8,6 +8,7 @@
 
 #include "../api/api_test_support.hpp"
 #include "../api/tls_relay.hpp"
+#include "server/settings.hpp"
 
 namespace bowline::server::testing {
 namespace {
@@ -113,6 +114,15 @@ TEST(ServerBinaryTest, PrintConfigShowsEachSettingAndItsSource) {
   Child bad({kBowline, "server", "--print-config", "--domain-type", "xen"}, {}, dir.path());
   EXPECT_EQ(bad.wait(), 2);
   EXPECT_NE(bad.output().find("none of auto, kvm and qemu"), std::string::npos) << bad.output();
+}
+
+// The docs' table of settings, as a maintainer regenerates it from the binary.
+TEST(ServerBinaryTest, SettingsMarkdownPrintsTheDocsTable) {
+  TempDir dir;
+  Child child({kBowline, "server", "--settings-markdown"}, {}, dir.path());
+  child.await(std::regex("server\\.quota\\.disk[^\\n]*\\n"));  // read before the pipe fills
+  EXPECT_EQ(child.wait(), 0);
+  EXPECT_EQ(child.output(), settings_markdown());
 }
 
 // Seed 001's flags and variables, as a knot operator types them.

@@ -41,7 +41,7 @@ TEST_F(SettingsTest, DefaultsWithoutAnything) {
   EXPECT_EQ(s.base_image_path, "/var/lib/libvirt/images/bowline/base");
   EXPECT_EQ(s.resolvers, (std::vector<std::string>{"1.1.1.1", "1.0.0.1"}));
   EXPECT_FALSE(s.config_file);
-  for (const auto& k : setting_keys())
+  for (const auto& k : setting_table())
     EXPECT_EQ(s.sources.at(k.key), SettingSource::Default) << k.key;
 }
 
@@ -143,7 +143,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.quota.memory", {"8G", "16Gi", "0"}},
       {"server.quota.disk", {"100G", "unlimited", "1T"}},
   };
-  for (const auto& key : setting_keys()) {
+  for (const auto& key : setting_table()) {
     const auto& v = values.at(key.key);
     std::string k = key.key;
     const auto dot = k.rfind('.');
@@ -500,7 +500,7 @@ TEST_F(SettingsTest, KnotsEnvironmentVariablesAndFlagSpellings) {
 
 TEST_F(SettingsTest, EveryKnotSpellingIsKnown) {
   std::map<std::string, std::string> flags, envs;
-  for (const auto& k : setting_keys()) {
+  for (const auto& k : setting_table()) {
     if (k.knot_flag) flags[k.knot_flag] = k.key;
     if (k.knot_env) envs[k.knot_env] = k.key;
   }
