@@ -454,6 +454,9 @@ class Engine : public SpaceAccess {
   // Charges a download the work just made to `owner` (`was_here`: it was cached before).
   void charge_download(const std::optional<std::int64_t>& owner, const spec::Image& image,
                        bool was_here);
+  // Takes `name` among the owner's disks until the result goes (Conflict when a disk has it
+  // or is being made with it): a create holds it while its file is made.
+  std::shared_ptr<void> hold_disk_name(const store::User& owner, const std::string& name);
   std::pair<std::uint64_t, std::string> make_disk_file(const store::User& owner,
                                                        const std::filesystem::path& file,
                                                        const CreateDiskRequest& request);
@@ -480,6 +483,8 @@ class Engine : public SpaceAccess {
   std::mutex clones_mutex_;
   std::map<std::string, int> cloned_;  // source space id -> clones reading its disk now
   std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file
+  // Disks whose file is being made (owner, name), under disks_mutex_: their names are taken.
+  std::set<std::pair<std::int64_t, std::string>> disks_being_made_;
   std::mutex orphans_mutex_;
   std::set<std::string> reported_orphans_;  // each orphan is reported once per server run
   std::mutex addresses_mutex_;  // held while the nodes are asked: lists at once wait for one

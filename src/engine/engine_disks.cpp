@@ -129,20 +129,35 @@ void check_disk_sources(const CreateDiskRequest& request) {
 
 }  // namespace
 
+std::shared_ptr<void> Engine::hold_disk_name(const store::User& owner, const std::string& name) {
+  std::lock_guard lock(disks_mutex_);
+  if (disk_rows_.find(owner.id, name) || disks_being_made_.count({owner.id, name}))
+    throw EngineError(EngineError::Kind::Conflict,
+                      owner.username + " already has a disk named " + name);
+  disks_being_made_.emplace(owner.id, name);
+  return std::shared_ptr<void>(this, [key = std::pair(owner.id, name)](Engine* engine) {
+    std::lock_guard released(engine->disks_mutex_);
+    engine->disks_being_made_.erase(key);
+  });
+}
+
 store::Disk Engine::create_disk(const CreateDiskRequest& request) {
   if (!disk_files_)
     throw EngineError(EngineError::Kind::Invalid, "this server keeps no disks (no libvirt node)");
   if (auto problem = spec::check_dns_label(request.name); !problem.empty())
     throw EngineError(EngineError::Kind::Invalid, "disk name: " + problem);
   check_disk_sources(request);
-  std::lock_guard lock(disks_mutex_);
   const auto owner = store_.users().get(request.owner_id);
   if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
-  if (disk_rows_.find(owner->id, request.name))
-    throw EngineError(EngineError::Kind::Conflict,
-                      owner->username + " already has a disk named " + request.name);
+  const auto held = hold_disk_name(*owner, request.name);
   const auto file = disk_files_->path_of(owner->id, request.name);
+  // An image's download goes at its server's pace, which a user may choose: only the name is
+  // held meanwhile, so that no one else's disks wait for it. A copy of a disk here is bounded
+  // and keeps the lock (its source is not deleted underneath).
+  std::unique_lock lock(disks_mutex_, std::defer_lock);
+  if (!request.image) lock.lock();
   const auto [size, source] = make_disk_file(*owner, file, request);
+  if (!lock.owns_lock()) lock.lock();
   try {
     // The image's own size is known once it is there: checked again with the real figure.
     check_disk_quota(owner->id, size);
@@ -217,12 +232,10 @@ store::Disk Engine::adopt_disk(std::int64_t owner_id, const std::string& name,
     throw EngineError(EngineError::Kind::Invalid, "this server keeps no disks (no libvirt node)");
   if (auto problem = spec::check_dns_label(name); !problem.empty())
     throw EngineError(EngineError::Kind::Invalid, "disk name: " + problem);
-  std::lock_guard lock(disks_mutex_);
   const auto owner = store_.users().get(owner_id);
   if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
-  if (disk_rows_.find(owner_id, name))
-    throw EngineError(EngineError::Kind::Conflict,
-                      owner->username + " already has a disk named " + name);
+  const auto held = hold_disk_name(*owner, name);
+  std::lock_guard lock(disks_mutex_);
   check_disk_quota(owner_id, disk_files_->virtual_size(staged));
   const auto file = disk_files_->path_of(owner_id, name);
   const auto size = disk_files_->adopt(file, staged);
