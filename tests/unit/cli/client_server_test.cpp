@@ -1,6 +1,6 @@
 // The CLI against the real `bowline server` (on libvirt's test:///default driver, a temp data
 // directory and a port of its own): templates, a space created, listed and deleted with --wait,
-// users and login, and the exit codes of refusals.
+// users and login, imports' refusals, and the exit codes of refusals.
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,6 +18,10 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "engine/host_keys.hpp"
+#include "engine/identifiers.hpp"
+#include "engine/space_archive.hpp"
 
 namespace {
 
@@ -277,6 +281,101 @@ TEST_F(security_cli, TokensAreMadeListedAndRevokedAndAccountsDisabledAndDeleted)
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(bowline("space list", dave).code, 4);
   EXPECT_EQ(bowline("user list").out.find("dave"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// An import adds the archive's template only when an admin asks for it (--create-template),
+// and --keep-identity never takes an instance id that a space here has or had.
+using security_cli_import = ServerTest;
+
+// An archive as `space export` writes one: a space of `tmpl` with a fresh identity.
+void write_archive(const fs::path& file, const std::string& tmpl, const std::string& yaml) {
+  const auto disk_file = file.parent_path() / "archive-disk.qcow2";
+  ASSERT_EQ(
+      std::system(("qemu-img create -q -f qcow2 " + quote(disk_file.string()) + " 16M").c_str()),
+      0);
+  const auto key = bowline::engine::make_host_key("imported");
+  const nlohmann::json facts = {{"format", bowline::engine::archive::kFormat},
+                                {"version", 1},
+                                {"name", "original"},
+                                {"template", {{"name", tmpl}, {"revision", 1}}},
+                                {"identity",
+                                 {{"id", bowline::engine::random_uuid()},
+                                  {"uuid", bowline::engine::random_uuid()},
+                                  {"hostKey", key.private_key},
+                                  {"hostKeyPublic", key.public_line}}}};
+  std::ofstream out(file, std::ios::binary);
+  bowline::engine::archive::ArchiveWriter writer(
+      [&](std::string_view bytes) {
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      },
+      1700000000);
+  writer.add(bowline::engine::archive::kSpaceMember, facts.dump());
+  writer.add(bowline::engine::archive::kTemplateMember, yaml);
+  writer.add(bowline::engine::archive::kDiskMember, slurp(disk_file));
+  writer.finish();
+  fs::remove(disk_file);
+}
+
+// Files a refused import left in the server's staging directory.
+std::size_t staged_files(const fs::path& images) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(images / "volumes" / "staging", ec))
+    n += entry.is_regular_file() ? 1 : 0;
+  return n;
+}
+
+TEST_F(security_cli_import, TheArchivesTemplateIsAddedOnlyWithCreateTemplateAndOnlyByAnAdmin) {
+  const auto yaml = slurp(dir_ / "nat.yaml");
+  const auto archive = (dir_ / "space.tar").string();
+  write_archive(archive, "archived", yaml);
+  auto r = bowline("space import " + archive + " --name one");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no template named archived on this server"));
+  EXPECT_THAT(r.err, HasSubstr("--create-template"));
+  EXPECT_EQ(bowline("template get archived").code, 4) << "added without --create-template";
+
+  r = bowline("user create gina");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(r.out, match, std::regex("token \\(shown once\\): (\\S+)")));
+  const std::string gina = match[1];
+  r = bowline("space import " + archive + " --name two --create-template", gina);
+  EXPECT_EQ(r.code, 4) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("only admins add templates"));
+  EXPECT_EQ(bowline("template get archived").code, 4);
+
+  r = bowline("space import " + archive + " --name three --create-template --wait --no-ready");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("with template archived"));
+  r = bowline("template get archived");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, yaml);
+  EXPECT_EQ(staged_files(dir_ / "images"), 0u);
+}
+
+TEST_F(security_cli_import, KeepIdentityRefusesAnIdInUseOrOfADeletedSpaceAndLeavesNothing) {
+  ASSERT_EQ(bowline("template create " + (dir_ / "nat.yaml").string() + " --name kept").code, 0);
+  const auto archive = (dir_ / "kept.tar").string();
+  write_archive(archive, "kept", slurp(dir_ / "nat.yaml"));
+  auto r = bowline("space import " + archive + " --name first --keep-identity --wait --no-ready");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+
+  r = bowline("space import " + archive + " --name again --keep-identity");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is in use by the space first"));
+
+  ASSERT_EQ(bowline("space delete first --wait").code, 0);
+  r = bowline("space import " + archive + " --name after --keep-identity");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("was a space's on this server, whose history is kept"));
+
+  for (const auto& space : nlohmann::json::parse(bowline("space list -o json").out))
+    EXPECT_EQ(space["name"], "three") << "a refused import made a space";
+  EXPECT_EQ(staged_files(dir_ / "images"), 0u);
 }
 
 }  // namespace
