@@ -120,6 +120,7 @@ NodeReport check_node(const NodeCheckOptions& options, const NodeCheckContext& c
   report.checks.push_back(check_guest_filter(context, options));
   for (const auto& where : storage_paths(options))
     report.checks.push_back(check_storage_path(where, options, qemu));
+  if (auto unkeyed = check_unkeyed_cache(options)) report.checks.push_back(std::move(*unkeyed));
   for (const auto& bridge : options.requirements.bridges)
     report.checks.push_back(check_bridge(bridge, context.host));
   for (const auto& network : options.requirements.networks) {

@@ -40,6 +40,9 @@ struct StoragePath {
   bool writable = true;
 };
 std::vector<StoragePath> storage_paths(const NodeCheckOptions& options);
+// A hint when the base-image cache holds files named after an URL's last segment alone
+// (knot's layout, copied by hand): used only with a matching imageChecksum until adopted.
+std::optional<Check> check_unkeyed_cache(const NodeCheckOptions& options);
 Check check_storage_path(const StoragePath& where, const NodeCheckOptions& options,
                          const std::optional<Identity>& qemu);
 

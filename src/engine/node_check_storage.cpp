@@ -2,6 +2,8 @@
 // usable by bowline and reachable by QEMU's user.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -84,6 +86,47 @@ Check check_storage_path(const StoragePath& where, const NodeCheckOptions& optio
   if (c.status == CheckStatus::Ok)
     c.detail = std::string(where.writable ? "writable" : "readable") +
                " by bowline; every parent traversable by " + qemu->name;
+  return c;
+}
+
+namespace {
+
+// "<16 hex digits>-<name>": the cache's own layout (image/cache.hpp).
+bool keyed(const std::string& name) {
+  if (name.size() < 18 || name[16] != '-') return false;
+  for (std::size_t i = 0; i < 16; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+  return true;
+}
+
+bool sidecar(const std::string& name) {
+  for (const char* suffix : {".part", ".sha256", ".url"})
+    if (name.ends_with(suffix)) return true;
+  return name.find(".tmp") != std::string::npos;
+}
+
+}  // namespace
+
+std::optional<Check> check_unkeyed_cache(const NodeCheckOptions& options) {
+  if (options.base_image_path.empty()) return std::nullopt;
+  std::vector<std::string> unkeyed;
+  std::error_code ec;
+  for (fs::directory_iterator it(options.base_image_path, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (it->is_regular_file(ec) && !keyed(name) && !sidecar(name)) unkeyed.push_back(name);
+  }
+  if (unkeyed.empty()) return std::nullopt;
+  std::sort(unkeyed.begin(), unkeyed.end());
+  auto c = make_check("base-image-layout", "base-image cache keyed by URL");
+  c.status = CheckStatus::Warn;
+  c.required = false;
+  c.detail = std::to_string(unkeyed.size()) + " file(s) in " + options.base_image_path +
+             " named after an URL's last segment alone (knot's layout: " + join(unkeyed, ", ") +
+             "); a template naming such an URL uses the file only with a matching "
+             "imageChecksum, else it downloads the URL";
+  c.fix = "bowline image adopt " + options.base_image_path + "/" + unkeyed.front() +
+          " --url URL (once per file, with the URL the templates name)";
   return c;
 }
 

@@ -405,6 +405,32 @@ TEST_F(NodeCheckTest, TheCloudImageLibraryAndBaseCacheMustBeReachableByQemu) {
   EXPECT_TRUE(report.ready());
 }
 
+// knot's cache layout (files named after the URL's last segment) gets a hint to adopt them;
+// bowline's own layout and its sidecars get none.
+TEST_F(NodeCheckTest, AKnotSeededCacheGetsAHintToAdoptItsFiles) {
+  const auto cache = temp.path() / "cache";
+  fs::create_directories(cache);
+  options.base_image_path = cache.string();
+  for (const char* name : {"0123456789abcdef-debian.qcow2", "0123456789abcdef-debian.qcow2.sha256",
+                           "0123456789abcdef-debian.qcow2.url", "fedcba9876543210-alma.qcow2.part"})
+    std::ofstream(cache / name) << "x";
+  EXPECT_EQ(find(run(), "base-image-layout"), nullptr) << "bowline's own layout needs nothing";
+
+  std::ofstream(cache / "ubuntu-24.04.img") << "x";
+  std::ofstream(cache / "debian-12-genericcloud-amd64.qcow2") << "x";
+  const auto report = run();
+  const auto* hint = find(report, "base-image-layout");
+  ASSERT_NE(hint, nullptr);
+  EXPECT_EQ(hint->status, CheckStatus::Warn);
+  EXPECT_FALSE(hint->required);
+  EXPECT_THAT(hint->detail,
+              HasSubstr("2 file(s) in " + cache.string() + " named after an URL's last segment"));
+  EXPECT_THAT(hint->detail, HasSubstr("debian-12-genericcloud-amd64.qcow2, ubuntu-24.04.img"));
+  EXPECT_THAT(hint->fix, HasSubstr("bowline image adopt " + cache.string() +
+                                   "/debian-12-genericcloud-amd64.qcow2 --url URL"));
+  EXPECT_TRUE(report.ready()) << "a hint, never a reason to withhold the runtime";
+}
+
 // domain type auto: the probe's verdict picks kvm or qemu and never withholds the runtime;
 // an explicit kvm needs KVM to run.
 TEST_F(NodeCheckTest, TheKvmProbeDecidesAutoAndIsRequiredForKvm) {
