@@ -1,5 +1,8 @@
 #include "engine/traffic_filter.hpp"
 
+#include <unistd.h>
+
+#include <fstream>
 #include <mutex>
 
 #include "libvirt/nwfilter.hpp"
@@ -107,14 +110,39 @@ Check check_traffic_filter(const NodeCheckContext& context, const std::string& e
   return c;
 }
 
-bool guarded_by_bowline(const std::string& uri, const std::string& guest_filter) {
-  if (guest_filter == "nwfilter" || is_test_driver(uri)) return false;
-  return is_local(uri);
+bool may_manage_nftables() {
+  if (::geteuid() == 0) return true;
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("CapEff:")) {
+      constexpr unsigned kCapNetAdmin = 12;  // linux/capability.h
+      const auto bits = std::stoull(line.substr(7), nullptr, 16);
+      return (bits >> kCapNetAdmin) & 1;
+    }
+  return false;
+}
+
+bool guarded_by_bowline(const std::string& uri, const std::string& guest_filter, bool capable) {
+  if (guest_filter == "nwfilter" || is_test_driver(uri) || !is_local(uri)) return false;
+  return guest_filter == "guard" || capable;
+}
+
+std::string nwfilter_fallback_reason(const std::string& uri, const std::string& guest_filter,
+                                     bool capable) {
+  if (guest_filter != "auto" || capable || is_test_driver(uri) || !is_local(uri)) return {};
+  return "bowline runs as uid " + std::to_string(::geteuid()) +
+         " without CAP_NET_ADMIN, so its own guard cannot write nftables rules: libvirt's "
+         "nwfilter (applied by libvirtd) filters guests instead";
 }
 
 Check check_guest_filter(const NodeCheckContext& context, const NodeCheckOptions& options) {
-  if (!guarded_by_bowline(context.uri, options.guest_filter))
-    return check_traffic_filter(context, options.ebtables);
+  if (!guarded_by_bowline(context.uri, options.guest_filter)) {
+    auto c = check_traffic_filter(context, options.ebtables);
+    if (const auto why = nwfilter_fallback_reason(context.uri, options.guest_filter); !why.empty())
+      c.detail = "guest_filter auto: " + why + "; " + c.detail;
+    return c;
+  }
   Check c;
   c.name = "guest-guard";
   c.title = "bowline's guard filters guests' traffic (no spoofed MAC, IP or ARP, no DHCP server)";

@@ -31,9 +31,20 @@ void add_dhcp_servers(plan::Plan& plan, libvirt::Hypervisor& hypervisor);
 // libvirt on this host) ebtables runs. `ebtables` is the program to try.
 Check check_traffic_filter(const NodeCheckContext& context, const std::string& ebtables);
 
+// Whether this process may write nftables rules, as bowline's guard does: root, or
+// CAP_NET_ADMIN in its effective set. A knot-style install (an ordinary user in the libvirt
+// group) has neither.
+bool may_manage_nftables();
+
 // Whether the guard (engine/guest_guard.hpp) filters guests for this URI and setting (auto |
-// guard | nwfilter): on this host's libvirt, unless nwfilter is asked for.
-bool guarded_by_bowline(const std::string& uri, const std::string& guest_filter);
+// guard | nwfilter): on this host's libvirt, unless nwfilter is asked for, or unless `auto`
+// finds that bowline may not write nftables rules (`capable`), where libvirt's nwfilter
+// (applied by libvirtd itself) filters instead.
+bool guarded_by_bowline(const std::string& uri, const std::string& guest_filter,
+                        bool capable = may_manage_nftables());
+// Why `auto` chose libvirt's nwfilter for a libvirt on this host; empty when it did not.
+std::string nwfilter_fallback_reason(const std::string& uri, const std::string& guest_filter,
+                                     bool capable = may_manage_nftables());
 
 // The check of whatever filters guests here: `nwfilter` (check_traffic_filter) or
 // `guest-guard`: nft runs, the kernel takes a bridge table, and the server's table is there.

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
 #include <functional>
 #include <mutex>
 #include <set>
@@ -144,13 +146,25 @@ std::unique_ptr<engine::GuestGuard> make_guest_guard(const ServerSettings& setti
                                                      const util::Clock& clock,
                                                      libvirt::Hypervisor& hypervisor,
                                                      engine::EventBus& events, std::ostream& err) {
-  if (!engine::guarded_by_bowline(settings.libvirt_uri, to_string(settings.guest_filter))) {
+  const auto filter = to_string(settings.guest_filter);
+  if (!engine::guarded_by_bowline(settings.libvirt_uri, filter)) {
     if (settings.guest_filter == GuestFilter::Guard &&
         !engine::is_test_driver(settings.libvirt_uri))
       throw SettingsError("server.kvm.guest_filter guard needs libvirt on this host, and " +
                           settings.libvirt_uri + " is elsewhere: use nwfilter (or auto)");
+    if (const auto why = engine::nwfilter_fallback_reason(settings.libvirt_uri, filter);
+        !why.empty())
+      err << "bowline server: notice: " << why
+          << " (run as root or with CAP_NET_ADMIN for bowline's guard)\n";
     return nullptr;
   }
+  if (settings.guest_filter == GuestFilter::Guard && !engine::may_manage_nftables())
+    throw SettingsError(
+        "server.kvm.guest_filter guard needs root or CAP_NET_ADMIN to write nftables rules, "
+        "and bowline runs as uid " +
+        std::to_string(::geteuid()) +
+        " without it: run it as root, grant CAP_NET_ADMIN (AmbientCapabilities=CAP_NET_ADMIN in "
+        "its unit), or set guest_filter auto or nwfilter to use libvirt's nwfilter");
   engine::GuestGuardOptions options;
   options.dir = settings.data_dir;
   options.tag = engine::guard_tag_in(settings.data_dir, runner);

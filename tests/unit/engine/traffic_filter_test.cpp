@@ -6,6 +6,8 @@
 // is let through.
 #include "engine/traffic_filter.hpp"
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -309,6 +311,29 @@ TEST(TrafficFilterUris, OnlyTheTestDriverIsTheTestDriver) {
   EXPECT_TRUE(is_local("qemu+unix:///system"));
   EXPECT_FALSE(is_local("qemu+ssh://root@host/system"));
   EXPECT_FALSE(is_local("qemu+tls://host/system"));
+}
+
+// knot runs as an ordinary user in the libvirt group: `auto` then leaves filtering to libvirt's
+// nwfilter (libvirtd applies it as root) and says why; an explicit guard stays the guard (the
+// server refuses to start without the capability).
+TEST(GuestFilterChoice, AutoFallsBackToNwfilterWithoutTheCapabilityAndSaysWhy) {
+  const std::string local = "qemu:///system";
+  EXPECT_TRUE(guarded_by_bowline(local, "auto", true));
+  EXPECT_TRUE(nwfilter_fallback_reason(local, "auto", true).empty());
+  EXPECT_FALSE(guarded_by_bowline(local, "auto", false));
+  EXPECT_NE(nwfilter_fallback_reason(local, "auto", false).find("without CAP_NET_ADMIN"),
+            std::string::npos);
+  EXPECT_TRUE(guarded_by_bowline(local, "guard", false));
+  EXPECT_FALSE(guarded_by_bowline(local, "nwfilter", true));
+  EXPECT_TRUE(nwfilter_fallback_reason(local, "nwfilter", false).empty())
+      << "asked for, not fallen back to";
+  EXPECT_FALSE(guarded_by_bowline("qemu+ssh://root@host/system", "auto", true));
+  EXPECT_TRUE(nwfilter_fallback_reason("qemu+ssh://root@host/system", "auto", false).empty());
+  EXPECT_FALSE(guarded_by_bowline("test:///default", "auto", true));
+  // These tests run as root.
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(may_manage_nftables());
+  }
 }
 
 }  // namespace
