@@ -1,6 +1,7 @@
 #include "engine/engine.hpp"
 
 #include "engine/event_kinds.hpp"
+#include "plan/guest_plan.hpp"
 #include "spec/loader.hpp"
 #include "util/host_paths.hpp"
 
@@ -243,6 +244,22 @@ std::string Engine::applied_parts(const store::Space& space,
           before[rule.name].is_string())
         parts[rule.name] = before[rule.name].get<std::string>();
   return nlohmann::json(parts).dump();
+}
+
+void Engine::renew_instance(Loaded& l, Node& node) {
+  const auto parts = node.parts(node_space(l));
+  if (!parts || !parts->contains("cloudInit")) return;
+  const auto applied = nlohmann::json::parse(l.space.applied_parts, nullptr, false);
+  std::string before;
+  if (applied.is_object() && applied.contains("cloudInit") && applied["cloudInit"].is_string())
+    before = applied["cloudInit"].get<std::string>();
+  const auto current =
+      l.space.instance_id.empty() ? plan::base_instance_id(l.space.id) : l.space.instance_id;
+  const auto next =
+      plan::next_instance_id(l.space.id, l.space.instance_id, before, parts->at("cloudInit"));
+  if (next == current) return;
+  store_.spaces().set_instance_id(l.space.id, next);
+  l.space.instance_id = next;
 }
 
 std::vector<plan::PendingChange> Engine::pending_of(const store::Space& space) {

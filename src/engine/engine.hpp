@@ -349,6 +349,9 @@ class Engine : public SpaceAccess {
   void wait_for_operation(std::int64_t op, std::chrono::seconds timeout, const std::string& what);
   static std::string applied_parts(const store::Space& space,
                                    const std::map<std::string, std::string>& parts);
+  // A new cloud-init instance-id for the start about to run when the template's cloudInit
+  // changed since the last start (recorded, and set in `l`).
+  void renew_instance(Loaded& l, Node& node);
   Accepted make_space(const std::optional<store::User>& owner, std::optional<std::int64_t> pool_id,
                       const store::Template& tmpl, const std::string& name,
                       const std::optional<std::string>& ip, bool start, Node& node,

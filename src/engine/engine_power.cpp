@@ -54,12 +54,13 @@ void Engine::bring_up(const std::string& id, Stage stage, Bring how) {
   // A create that only makes the machine says nothing until the node says what it made.
   if (how.run) set_state(id, how.restart ? SpaceState::Stopping : booting);
   try {
-    const auto l = load(space);
+    auto l = load(space);
     refuse_unrunnable(node, l.spec, l.tmpl.name);
     check_devices_free(space, l.spec);
     check_disks_free(space, l.spec);
     // The template's external ports as they are now (a change applies at the next start).
     allocate_ports(space, l.spec);
+    renew_instance(l, node);
     const auto on_node = node_space(l);
     const bool image_was_here = !disk_files_ || disk_files_->images().local_file(l.spec.image);
     auto p = progress_for(stage, id);

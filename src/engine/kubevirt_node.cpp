@@ -106,6 +106,7 @@ void KubevirtNode::apply_objects(const NodeSpace& s, bool running) {
   if (!s.space.host_key.empty())
     options.host_key = plan::HostKeyPair{s.space.host_key, s.space.host_key_public};
   options.terminal_key_public = s.space.terminal_key_public;
+  options.instance_id = s.space.instance_id;
   options.always_cloud_init = true;  // a space's guest is set up as on every other node
   auto manifests = kubevirt::render_manifests(s.spec, options);
   const auto strategy = applied_run_strategy(s.spec.run_strategy, running);

@@ -32,6 +32,7 @@ plan::SpaceFacts facts_of(const store::Space& space, const store::Template& tmpl
   if (!space.host_key.empty())
     facts.host_key = plan::HostKeyPair{space.host_key, space.host_key_public};
   facts.terminal_key_public = space.terminal_key_public;
+  facts.instance_id = space.instance_id;
   return facts;
 }
 

@@ -5,6 +5,7 @@
 
 #include "guest/cloud_init_mime.hpp"
 #include "guest/cloud_init_yaml.hpp"
+#include "guest/environment_files.hpp"
 #include "guest/iso9660_writer.hpp"
 #include "guest/owner_boot_script.hpp"
 #include "util/strings.hpp"
@@ -42,35 +43,6 @@ elif command -v rc-service >/dev/null 2>&1; then
   rc-service qemu-guest-agent start || true
 fi
 )";
-
-bool shell_name(std::string_view name) {
-  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
-  for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-      return false;
-  return true;
-}
-
-// 'value' for sh: everything is literal inside single quotes except ', written '\''.
-std::string single_quoted(std::string_view value) {
-  std::string out = "'";
-  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string environment_script(const std::vector<spec::EnvVar>& environment) {
-  std::string out = "# The space's environment, written by bowline.\n";
-  for (const auto& var : environment) {
-    if (!shell_name(var.name))
-      throw std::invalid_argument("environment variable \"" + var.name +
-                                  "\" is not a shell variable name");
-    if (var.value.find('\0') != std::string::npos)
-      throw std::invalid_argument("environment variable " + var.name +
-                                  " holds a NUL character, which a shell cannot carry");
-    out += "export " + var.name + "=" + single_quoted(var.value) + "\n";
-  }
-  return out;
-}
 
 // /etc/resolv.conf for a static address: ifupdown's dns-nameservers needs resolvconf, which
 // many images lack, and cloud-init's resolv_conf module skips Debian. The boot script writes it
@@ -120,8 +92,10 @@ Yaml our_cloud_config(const plan::GuestPlan& g) {
   for (const std::string& arg :
        {std::string("sh"), std::string("-c"), std::string(kOwnerBootScript),
         std::string("bowline-owner"), g.username, keys, g.password_hash.value_or(""),
-        g.environment.empty() ? std::string() : environment_script(g.environment), g.timezone,
-        resolv_conf(g), g.instance_id})
+        g.environment.empty() ? std::string() : profile_script(g.environment), g.timezone,
+        resolv_conf(g), g.identity.empty() ? g.instance_id : g.identity,
+        environment_names(g.environment), pam_environment(g.environment),
+        g.environment.empty() ? std::string() : systemd_dropin(g.environment)})
     owner.items.push_back(Yaml::str(arg));
   doc.add("bootcmd", Yaml::seq({std::move(owner)}));
   // And the network-config at every boot, not only the first: a stopped bridged space's

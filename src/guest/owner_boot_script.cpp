@@ -5,7 +5,8 @@ namespace bowline::guest {
 // POSIX sh with the tools every image has: glibc's (useradd, chpasswd) or busybox's (adduser,
 // chpasswd), so Alpine's cloud images and the tiny test guest run it as Debian does.
 const char* const kOwnerBootScript =
-    R"sh(user=$1 keys=$2 hash=$3 environment=$4 timezone=$5 resolv=$6 instance=$7
+    R"sh(user=$1 keys=$2 hash=$3 environment=$4 timezone=$5 resolv=$6 instance=$7 names=$8
+pam_env=$9 sd_env=${10}
 state=/var/lib/bowline
 umask 022
 mkdir -p "$state" && chmod 0700 "$state"
@@ -73,6 +74,42 @@ if [ -n "$environment" ]; then
   chown "0:$gid" "$env_file.new" && chmod 0640 "$env_file.new" && mv "$env_file.new" "$env_file"
 else
   rm -f "$env_file"
+fi
+# Every session: pam_env reads /etc/environment for ssh (with or without a command), console
+# logins, su and cron. bowline's block only; the file becomes the owner's and root's while it
+# holds the space's values, which may be secrets.
+pam=/etc/environment
+if [ -n "$pam_env" ] || grep -q '^# bowline environment begin$' "$pam" 2>/dev/null; then
+  if [ -f "$pam" ]; then
+    sed '/^# bowline environment begin$/,/^# bowline environment end$/d' "$pam" >"$pam.bowline-new"
+  else
+    : >"$pam.bowline-new"
+  fi
+  if [ -n "$pam_env" ]; then
+    printf '# bowline environment begin\n%s# bowline environment end\n' "$pam_env" >>"$pam.bowline-new"
+    chown "0:$gid" "$pam.bowline-new" && chmod 0640 "$pam.bowline-new"
+  else
+    chmod 0644 "$pam.bowline-new"
+  fi
+  mv "$pam.bowline-new" "$pam"
+fi
+# Every service: systemd's DefaultEnvironment from the next boot on, and in the running manager
+# now (this runs before most services start); names dropped since the last boot go.
+if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+  dropin=/etc/systemd/system.conf.d/bowline-environment.conf
+  if [ -n "$sd_env" ]; then
+    mkdir -p /etc/systemd/system.conf.d
+    printf '%s' "$sd_env" >"$dropin.new" && chmod 0600 "$dropin.new" && mv "$dropin.new" "$dropin"
+  else
+    rm -f "$dropin"
+  fi
+  for gone in $(cat "$state/environment-names" 2>/dev/null); do
+    case " $names " in *" $gone "*) ;; *) systemctl unset-environment "$gone" 2>/dev/null ;; esac
+  done
+  if [ -n "$names" ] && [ -f "$env_file" ]; then
+    (. "$env_file" && systemctl import-environment $names) 2>/dev/null
+  fi
+  printf '%s\n' "$names" >"$state/environment-names"
 fi
 if [ -n "$timezone" ] && [ -e "/usr/share/zoneinfo/$timezone" ]; then
   ln -sf "/usr/share/zoneinfo/$timezone" /etc/localtime

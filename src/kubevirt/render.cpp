@@ -203,6 +203,7 @@ class Renderer {
     auto guest = plan::make_guest_plan(
         s_, o_.owner, o_.space_id.empty() ? o_.ns + "/" + s_.name : o_.space_id, std::nullopt);
     guest.host_key = o_.host_key;
+    if (!o_.instance_id.empty()) guest.instance_id = o_.instance_id;
     plan::add_terminal_key(guest, o_.terminal_key_public);
     return guest;
   }

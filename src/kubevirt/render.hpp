@@ -34,6 +34,7 @@ struct RenderOptions {
   PodBinding pod_binding = PodBinding::Bridge;
   std::optional<plan::HostKeyPair> host_key;  // the guest's SSH host key, when bowline made one
   std::string terminal_key_public;            // the browser terminal's key (plan::add_terminal_key)
+  std::string instance_id;                    // cloud-init's (plan::GuestPlan); empty: the first
   // A space of bowline's server: it always gets bowline's cloud-init (the owner's account,
   // keys, environment, host and terminal keys), merged with the template's, as on libvirt.
   // Off, as for `bowline kubevirt render` of a Cozystack values file: cloud-init only when

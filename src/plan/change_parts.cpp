@@ -26,7 +26,9 @@ const std::vector<PartRule>& part_rules() {
       {"external", Applies::NextStart, "external access and its ports"},
       // cloud-init runs a template's cloud-config once per instance (its bootcmd at every boot),
       // and a space keeps its instance for life.
-      {"cloudInit", Applies::NewSpaces, "the template's cloudInit (its bootcmd: next start)"},
+      {"cloudInit", Applies::NextStart,
+       "the template's cloudInit (run as a new cloud-init instance; host keys and machine-id "
+       "stay)"},
       {"image", Applies::NewSpaces, "the base image"},
   };
   return rules;

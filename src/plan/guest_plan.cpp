@@ -39,16 +39,32 @@ void add_terminal_key(GuestPlan& guest, const std::string& public_line) {
   if (!public_line.empty()) guest.ssh_keys.push_back(terminal_authorized_key(public_line));
 }
 
+std::string base_instance_id(const std::string& space_id) {
+  return "iid-" + util::sha256_hex("bowline-instance/" + space_id).substr(0, 16);
+}
+
+std::string next_instance_id(const std::string& space_id, const std::string& current,
+                             const std::string& applied_fingerprint,
+                             const std::string& now_fingerprint) {
+  const auto kept = current.empty() ? base_instance_id(space_id) : current;
+  if (applied_fingerprint.empty() || applied_fingerprint == now_fingerprint) return kept;
+  auto next = base_instance_id(space_id) + "-" + now_fingerprint.substr(0, 12);
+  // Back to a cloudInit applied before: still a new instance for cloud-init, which compares
+  // with the last one only.
+  return next == kept ? next + "a" : next;
+}
+
 GuestPlan make_guest_plan(const spec::Spec& spec, const Owner& owner, const std::string& space_id,
                           const std::optional<StaticAddress>& address) {
   if (space_id.empty()) throw std::invalid_argument("the space has no id");
   GuestPlan g;
   g.hostname = spec.hostname;
-  // The instance-id is the space's for life: cloud-init makes SSH host keys (and runs the
-  // template's per-instance cloud-config) once per instance-id, and users expect neither again
-  // after a template change or a new address. What must follow a change is applied at every
-  // boot instead (the owner's bootcmd, network-config with updates.network.when: boot).
-  g.instance_id = "iid-" + util::sha256_hex("bowline-instance/" + space_id).substr(0, 16);
+  // cloud-init runs the template's per-instance cloud-config once per instance-id: a new one
+  // only when the cloudInit changes (make_plan takes the space's current one). What must
+  // follow every other change is applied at every boot instead (the owner's bootcmd,
+  // network-config with updates.network.when: boot).
+  g.identity = base_instance_id(space_id);
+  g.instance_id = g.identity;
   g.username = owner.username;
   if (!owner.service_password_hash.empty()) g.password_hash = owner.service_password_hash;
   for (const auto& list : {owner.ssh_keys, spec.ssh_keys})

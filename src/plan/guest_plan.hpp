@@ -39,7 +39,14 @@ struct HostKeyPair {
 
 struct GuestPlan {
   std::string hostname;
-  std::string instance_id;  // the space's for life (see make_guest_plan)
+  // cloud-init's instance-id: the space's first (base_instance_id) until its template's
+  // cloudInit changes, then a new one per change (next_instance_id), so that the next start
+  // applies the new cloudInit. cloud-init makes host keys once per instance, so bowline
+  // supplies them (host_key).
+  std::string instance_id;
+  // The space's for life, whatever its cloudInit: the boot script tells a clone (another
+  // identity on a copied disk: a new machine-id) from a cloudInit change by it.
+  std::string identity;
   std::string username;
   std::optional<std::string> password_hash;  // SHA-512 crypt; empty: password locked
   std::vector<std::string> ssh_keys;         // the owner's keys, then the spec's sshKeys
@@ -72,6 +79,15 @@ std::string mac_for(const std::string& space_id, unsigned nic_index);
 // SHA-512 crypt of the password with a salt derived from the space id, for renders made
 // offline from a clear password (bowline render): a stable hash keeps them byte-identical.
 std::string password_hash(const std::string& password, const std::string& space_id);
+
+// The instance-id a space is made with, derived from its id.
+std::string base_instance_id(const std::string& space_id);
+// The instance-id of the seed this start writes: `current` (empty: the base) while the
+// template's cloudInit is the one the last start applied (`applied_fingerprint`, empty when
+// no start recorded one), else a new one derived from the new cloudInit's fingerprint.
+std::string next_instance_id(const std::string& space_id, const std::string& current,
+                             const std::string& applied_fingerprint,
+                             const std::string& now_fingerprint);
 
 // `space_id` keys everything derived (MACs, instance-id); `address`: the
 // bridged space's, none on a network that hands out addresses (NAT, a pod network).

@@ -213,6 +213,7 @@ Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& spa
   p.cpu_model = spec.cpu_model;
   const auto address = static_address(spec, space, node);
   p.guest = make_guest_plan(spec, owner, space.id, address);
+  if (!space.instance_id.empty()) p.guest.instance_id = space.instance_id;
   p.guest.host_key = space.host_key;
   add_terminal_key(p.guest, space.terminal_key_public);
   if (address) p.ip = address->address;

@@ -31,6 +31,7 @@ struct SpaceFacts {
   std::string template_id;
   std::optional<HostKeyPair> host_key;  // the guest's SSH host key, when bowline made one
   std::string terminal_key_public;      // the browser terminal's key; empty: none yet
+  std::string instance_id;              // cloud-init's (guest_plan.hpp); empty: the first
 };
 
 // What the node running the space provides.

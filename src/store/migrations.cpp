@@ -379,6 +379,12 @@ void check_foreign_keys(Db& db, const Migration& step) {
 
 }  // namespace
 
+// v17: the cloud-init instance-id a space's seed carries; empty: the one it was made with.
+// A new one makes cloud-init apply a changed template cloudInit at the next start.
+void add_instance_ids(Db& db) {
+  db.exec("ALTER TABLE spaces ADD COLUMN instance_id TEXT NOT NULL DEFAULT ''");
+}
+
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> steps{
       {1, "initial schema", create_initial_schema},
@@ -397,6 +403,7 @@ const std::vector<Migration>& migrations() {
       {14, "spaces' disk sizes", add_space_disk_sizes},
       {15, "bridged leases per bridge", key_leases_by_bridge},
       {16, "downloads charged to users", add_downloads},
+      {17, "cloud-init instance ids", add_instance_ids},
   };
   return steps;
 }

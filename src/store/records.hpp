@@ -158,6 +158,9 @@ struct Space {
   std::string suspend_reason;
   // The virtual size of the space's own disk as its node made it (0: not known yet).
   std::int64_t disk_bytes = 0;
+  // The cloud-init instance-id of its seed since its template's cloudInit last changed;
+  // empty: the one it was made with (plan/guest_plan.hpp).
+  std::string instance_id;
 };
 
 struct NewSpace {

@@ -10,7 +10,7 @@ constexpr const char* kSpaceColumns =
     "id, name, owner_id, template_id, applied_template_revision, desired_state, state, error, "
     "ip, uuid, vnc_password, domain_name, node, pool_id, created_at, updated_at, applied_parts, "
     "host_key, host_key_public, terminal_key, terminal_key_public, suspended_at, suspend_reason, "
-    "disk_bytes";
+    "disk_bytes, instance_id";
 
 Space read_space(const Statement& row) {
   Space space;
@@ -43,6 +43,7 @@ Space read_space(const Statement& row) {
   space.suspended_at = row.column_int64(21);
   space.suspend_reason = row.column_text(22);
   space.disk_bytes = row.column_int64(23);
+  space.instance_id = row.column_text(24);
   return space;
 }
 
@@ -184,6 +185,10 @@ void SpaceRepository::set_applied(std::string_view id, std::int64_t revision,
     s.bind(3, revision);
     s.bind(4, parts);
   });
+}
+
+void SpaceRepository::set_instance_id(std::string_view id, std::string_view instance_id) {
+  update_one(id, "instance_id = ?3", [&](Statement& s) { s.bind(3, instance_id); });
 }
 
 void SpaceRepository::set_ip(std::string_view id, const std::optional<std::string>& ip) {

@@ -44,6 +44,8 @@ class SpaceRepository : public Repository {
   void set_applied_template_revision(std::string_view id, std::int64_t revision);
   // The revision and the parts' fingerprints (a JSON object) a start applied.
   void set_applied(std::string_view id, std::int64_t revision, std::string_view parts);
+  // The cloud-init instance-id the next seed carries (empty: the space's first).
+  void set_instance_id(std::string_view id, std::string_view instance_id);
   void set_ip(std::string_view id, const std::optional<std::string>& ip);
   void set_node(std::string_view id, std::string_view node);
   // A new owner (user delete --transfer-to); ConflictError when they have a space of that name.

@@ -266,6 +266,10 @@ check "the owner logs in with their key as $user" [ "$(guest id -un 2>>"$work/ss
 check "the hostname is the template's ($hostname)" [ "$(guest hostname 2>>"$work/ssh.err")" = "$hostname" ]
 check "the environment is set in a login shell" \
   [ "$(guest "bash -lc 'printf %s \"\$BWDEB_GREETING\"'" 2>>"$work/ssh.err")" = "$greeting" ]
+check "the environment reaches a command over ssh, without a login shell (pam_env)" \
+  [ "$(guest printenv BWDEB_GREETING 2>>"$work/ssh.err")" = "$greeting" ]
+check "the environment reaches a service (systemd's DefaultEnvironment)" \
+  [ "$(guest sudo -n systemd-run --quiet --pipe --wait printenv BWDEB_GREETING 2>>"$work/ssh.err")" = "$greeting" ]
 check "the template's runcmd ran" \
   grep -q "^runcmd ran on $hostname " <<<"$(guest cat /var/lib/bwdeb-runcmd 2>>"$work/ssh.err")"
 check "the owner has passwordless sudo" guest sudo -n true 2>>"$work/ssh.err"
@@ -594,6 +598,8 @@ YAML
   check "bridged: the environment file is the owner's and root's only" \
     [ "$(bssh "$first" "$work/id_ed25519" "stat -c '%a %U %G' /etc/profile.d/bowline-environment.sh" 2>>"$work/ssh.err")" = "640 root $user" ]
 
+  local machine_id
+  machine_id=$(bssh "$first" "$work/id_ed25519" cat /etc/machine-id 2>>"$work/ssh.err")
   # The changes: the template (environment, cloudInit), a second key of the owner, an address.
   bridged_yaml two >"$work/debian-br.yaml"
   as_admin template update "$work/debian-br.yaml" --name debian-br >/dev/null || fail "template update"
@@ -602,7 +608,7 @@ YAML
   local pending
   pending=$(as_user space info br | awk -F': +' '$1 == "pending" { print $2 }')
   check "space info names the pending changes ($pending)" \
-    grep -qE 'environment.*\(at the next start\).*cloudInit \(to new spaces only\)|cloudInit \(to new spaces only\).*environment.*\(at the next start\)' <<<"$pending"
+    grep -qE '(environment.*cloudInit|cloudInit.*environment).*\(at the next start\)' <<<"$pending"
   check "  ... the owner's new key among them" grep -q account <<<"$pending"
   check "bridged: space stop --wait" as_user space stop br --wait >/dev/null
   second=$bnet3.$((bbase + 6))
@@ -625,10 +631,14 @@ YAML
     [ "$(as_user ssh br "${bssh_batch[@]}" id -un 2>>"$work/bssh.err")" = "$user" ]
   check "after the change: the environment is the new one" \
     [ "$(bssh "$second" "$work/id_second" "bash -lc 'printf %s \"\$BWDEB_STAGE\"'" 2>>"$work/ssh.err")" = two ]
-  check "after the change: the template's runcmd ran once, at the first boot (per instance)" \
-    [ "$(bssh "$second" "$work/id_second" cat /var/lib/bwdeb-runs 2>>"$work/ssh.err")" = one ]
-  check "after the start: only the cloudInit change (for new spaces) is still listed" \
-    [ "$(as_user space info br | awk -F': +' '$1 == "pending" { print $2 }')" = "cloudInit (to new spaces only)" ]
+  check "after the change: the environment reaches a command over ssh and a service" \
+    [ "$(bssh "$second" "$work/id_second" 'printenv BWDEB_STAGE; sudo -n systemd-run --quiet --pipe --wait printenv BWDEB_STAGE' 2>>"$work/ssh.err" | tr '\n' ' ')" = "two two " ]
+  check "after the change: the new cloudInit ran at this start, as a new instance" \
+    [ "$(bssh "$second" "$work/id_second" cat /var/lib/bwdeb-runs 2>>"$work/ssh.err" | tr '\n' ' ')" = "one two " ]
+  check "after the change: the machine-id is the space's still" \
+    [ "$(bssh "$second" "$work/id_second" cat /etc/machine-id 2>>"$work/ssh.err")" = "$machine_id" ]
+  check "after the start: no change is pending" \
+    [ -z "$(as_user space info br | awk -F': +' '$1 == "pending" { print $2 }')" ]
 
   # A stopped runStrategy Always space stays stopped across a host reboot: libvirtd restarted
   # with its once-per-boot marker gone autostarts what is marked for it.

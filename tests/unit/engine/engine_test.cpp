@@ -386,13 +386,18 @@ TEST_F(EngineTest, PendingChangesSayWhatChangedAndWhenItArrives) {
   };
   EXPECT_EQ(parts(),
             (std::map<std::string, plan::Applies>{{"account", plan::Applies::NextStart},
-                                                  {"cloudInit", plan::Applies::NewSpaces},
+                                                  {"cloudInit", plan::Applies::NextStart},
                                                   {"environment", plan::Applies::NextStart}}));
+  EXPECT_EQ(space(id).instance_id, "") << "the first instance until the cloudInit changes";
   engine_->restart_space(id);
   engine_->wait_idle();
-  // A start applies what it can; the new cloudInit reaches new spaces only, and stays listed.
-  EXPECT_EQ(parts(),
-            (std::map<std::string, plan::Applies>{{"cloudInit", plan::Applies::NewSpaces}}));
+  // A start applies it all; the new cloudInit as a new cloud-init instance, kept after.
+  EXPECT_TRUE(parts().empty());
+  const auto instance = space(id).instance_id;
+  EXPECT_TRUE(instance.starts_with(plan::base_instance_id(id) + "-")) << instance;
+  engine_->restart_space(id);
+  engine_->wait_idle();
+  EXPECT_EQ(space(id).instance_id, instance) << "an unchanged cloudInit is no new instance";
 }
 
 // One rule for every address a bridged space may get (engine/ipam): inside the template's range,

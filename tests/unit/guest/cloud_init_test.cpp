@@ -3,6 +3,7 @@
 // with Python's email parser as cloud-init does; network-config; determinism; the seed ISO
 // read back with isoinfo.
 #include "guest/cloud_init.hpp"
+#include "guest/environment_files.hpp"
 #include "guest/owner_boot_script.hpp"
 
 #include <gmock/gmock.h>
@@ -65,7 +66,7 @@ TEST(UserData, HoldsOurUserAndSettings) {
   // program (the instance-id stays, so cloud-init's own modules would not apply a change).
   EXPECT_FALSE(doc["write_files"]);
   ASSERT_EQ(doc["bootcmd"].size(), 1u);
-  ASSERT_EQ(doc["bootcmd"][0].size(), 11u);
+  ASSERT_EQ(doc["bootcmd"][0].size(), 14u);
   EXPECT_EQ(doc["bootcmd"][0][0].as<std::string>(), "sh");
   EXPECT_EQ(doc["bootcmd"][0][1].as<std::string>(), "-c");
   EXPECT_EQ(doc["bootcmd"][0][2].as<std::string>(), kOwnerBootScript);
@@ -80,9 +81,17 @@ TEST(UserData, HoldsOurUserAndSettings) {
   EXPECT_EQ(boot_arg(doc, BootArg::Resolv),
             "# written by bowline at boot: the space's resolvers\nnameserver 1.1.1.1\n"
             "nameserver 1.0.0.1\n");
-  // The instance-id, so that a disk another instance booted (a clone) gets its own machine-id.
-  EXPECT_EQ(boot_arg(doc, BootArg::Instance), hand_plan().guest.instance_id);
-  EXPECT_FALSE(hand_plan().guest.instance_id.empty());
+  // The space's identity, so that a disk another space booted (a clone) gets its own
+  // machine-id, while a new instance-id for a changed cloudInit keeps it.
+  EXPECT_EQ(boot_arg(doc, BootArg::Identity), hand_plan().guest.identity);
+  EXPECT_FALSE(hand_plan().guest.identity.empty());
+  // The environment for every session (pam_env) and every service (systemd), not only
+  // login shells.
+  EXPECT_EQ(boot_arg(doc, BootArg::EnvironmentNames), "EDITOR");
+  EXPECT_EQ(boot_arg(doc, BootArg::PamEnvironment), "EDITOR=\"vim\"\n");
+  EXPECT_EQ(boot_arg(doc, BootArg::SystemdEnvironment),
+            "# The space's environment for every service, written by bowline.\n[Manager]\n"
+            "DefaultEnvironment=\"EDITOR=vim\"\n");
   EXPECT_EQ(strings(doc["updates"]["network"]["when"]),
             (std::vector<std::string>{"boot-new-instance", "boot"}));
   EXPECT_EQ(doc["runcmd"].size(), 2u);
@@ -714,6 +723,23 @@ TEST(Seed, IsoHoldsTheDocumentsUnderTheirNames) {
       EXPECT_EQ(isoinfo("-J -i " + sh_quote(image) + " -x /network-config"), *docs.network_config);
     }
   }
+}
+
+// Values pam_env and systemd read literally or with their own escapes: each form says the same.
+TEST(EnvironmentFiles, EachReaderGetsTheValueAsWritten) {
+  const std::vector<spec::EnvVar> env{
+      {"QUOTED", "say \"hi\" $HOME"}, {"LINES", "one\ntwo"}, {"SLASH", "C:\\"}, {"TAB", "a\tb"}};
+  EXPECT_EQ(environment_names(env), "QUOTED LINES SLASH TAB");
+  // pam_env strips one pair of quotes and cannot carry a newline or a trailing backslash.
+  EXPECT_EQ(pam_environment(env), "QUOTED=\"say \"hi\" $HOME\"\nTAB=\"a\tb\"\n");
+  EXPECT_EQ(systemd_dropin(env),
+            "# The space's environment for every service, written by bowline.\n[Manager]\n"
+            "DefaultEnvironment=\"QUOTED=say \\\"hi\\\" $HOME\"\n"
+            "DefaultEnvironment=\"LINES=one\\ntwo\"\n"
+            "DefaultEnvironment=\"SLASH=C:\\\\\"\n"
+            "DefaultEnvironment=\"TAB=a\\x09b\"\n");
+  EXPECT_THROW(pam_environment({{"1BAD", "x"}}), std::invalid_argument);
+  EXPECT_THROW(systemd_dropin({{"OK", std::string("a\0b", 3)}}), std::invalid_argument);
 }
 
 }  // namespace

@@ -209,7 +209,7 @@ inline bool has(const Json& map, std::string_view key) {
 }
 
 // The arguments of bowline's every-boot program (user-data bootcmd[0]: sh -c SCRIPT NAME USER
-// KEYS HASH ENVIRONMENT TIMEZONE RESOLV), by name.
+// KEYS HASH ENVIRONMENT TIMEZONE RESOLV IDENTITY NAMES PAM SYSTEMD), by name.
 enum class BootArg {
   User = 4,
   Keys = 5,
@@ -217,7 +217,10 @@ enum class BootArg {
   Environment = 7,
   Timezone = 8,
   Resolv = 9,
-  Instance = 10
+  Identity = 10,
+  EnvironmentNames = 11,
+  PamEnvironment = 12,
+  SystemdEnvironment = 13
 };
 
 inline std::string boot_arg(const YAML::Node& user_data, BootArg arg) {
@@ -234,6 +237,7 @@ inline plan::Plan hand_plan() {
   p.guest.hostname = "dev";
   p.uuid = "0f0e0d0c-0b0a-4908-9706-050403020100";
   p.guest.instance_id = "iid-0123456789abcdef";
+  p.guest.identity = "iid-0123456789abcdef";
   p.nics = {{plan::NicType::Bridge, "br0", "52:54:00:12:34:56", "virtio"}};
   auto& g = p.guest;
   g.username = "alice";

@@ -168,6 +168,33 @@ TEST(MakePlan, InstanceIdIsTheSpacesForLife) {
             make_plan(spec, alice(), other, NodeSettings{}).guest.instance_id);
 }
 
+// A changed cloudInit is a new instance (cloud-init applies it at the next start); the
+// identity the boot script keeps the machine-id by stays the space's.
+TEST(MakePlan, AChangedCloudInitIsANewInstanceOfTheSameIdentity) {
+  const auto spec = load(kBridged);
+  const auto space = facts();
+  const auto first = base_instance_id(space.id);
+  EXPECT_EQ(make_plan(spec, alice(), space, NodeSettings{}).guest.instance_id, first);
+  // Never started, or started by an older server: no applied fingerprint, the first instance.
+  EXPECT_EQ(next_instance_id(space.id, "", "", "aaaabbbbccccdddd"), first);
+  EXPECT_EQ(next_instance_id(space.id, "", "aaaabbbbccccdddd", "aaaabbbbccccdddd"), first);
+  const auto second = next_instance_id(space.id, "", "aaaabbbbccccdddd", "1111222233334444");
+  EXPECT_NE(second, first);
+  EXPECT_TRUE(second.starts_with(first)) << second;
+  // Kept while the cloudInit stays; another change, another instance, even back to an old one.
+  EXPECT_EQ(next_instance_id(space.id, second, "1111222233334444", "1111222233334444"), second);
+  const auto third = next_instance_id(space.id, second, "1111222233334444", "aaaabbbbccccdddd");
+  EXPECT_NE(third, second);
+  EXPECT_NE(third, first);
+  EXPECT_NE(next_instance_id(space.id, third, "aaaabbbbccccdddd", "1111222233334444"), third);
+
+  auto changed = space;
+  changed.instance_id = second;
+  const auto plan = make_plan(spec, alice(), changed, NodeSettings{});
+  EXPECT_EQ(plan.guest.instance_id, second);
+  EXPECT_EQ(plan.guest.identity, first) << "the machine-id follows the space, not its cloudInit";
+}
+
 TEST(MakePlan, CloudInitSeedDrivesTheUuid) {
   const auto spec = load(std::string(kBridged) + "cloudInitSeed: abc\n");
   const auto p = make_plan(spec, alice(), facts(), NodeSettings{});
@@ -288,7 +315,7 @@ TEST(ChangeParts, EachPartMovesWithItsOwnFieldsOnly) {
       base, change_parts(script, make_plan(script, alice(), facts(), NodeSettings{})));
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].part, "cloudInit");
-  EXPECT_EQ(pending[0].applies, Applies::NewSpaces);
+  EXPECT_EQ(pending[0].applies, Applies::NextStart);
   // Parts an older server did not record are not reported.
   EXPECT_TRUE(pending_changes({}, base).empty());
 }

@@ -45,7 +45,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 16);
+  EXPECT_EQ(latest_schema_version(), 17);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
