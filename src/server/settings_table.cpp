@@ -224,12 +224,15 @@ const std::vector<Setting>& setting_table() {
        .env = "BOWLINE_KVM_GUEST_FILTER",
        .default_value = "auto",
        .summary = "what stops guests spoofing MACs, addresses, ARP and DHCP: auto (bowline's "
-                  "nftables guard when libvirt is on this host, else libvirt's nwfilter), guard "
-                  "or nwfilter",
+                  "nftables guard when libvirt is on this host and bowline may write nftables "
+                  "rules, else libvirt's nwfilter), guard or nwfilter",
        .details = "what stops guests spoofing MACs, addresses, ARP and DHCP: `auto` (bowline's "
                   "[guest guard](networking.md#the-guest-guard), nftables rules written once per "
-                  "domain, where libvirt is on this host; libvirt's nwfilter for a libvirt "
-                  "elsewhere), `guard` or `nwfilter`. The guard keeps `guest-guard.tag`, "
+                  "domain, where libvirt is on this host and bowline runs as root or with "
+                  "CAP_NET_ADMIN; libvirt's nwfilter for a libvirt elsewhere or for a bowline "
+                  "without them, such as an ordinary user in the libvirt group, which the log and "
+                  "`node check` then say), `guard` (refused at start without root or "
+                  "CAP_NET_ADMIN) or `nwfilter`. The guard keeps `guest-guard.tag`, "
                   "`guest-guard.json` and `guest-guard.nft` in the data directory",
        .set = [](auto& s, const auto& v) { s.guest_filter = parse::guest_filter(v); },
        .show = [](const auto& s) { return std::string(to_string(s.guest_filter)); }},
