@@ -317,8 +317,7 @@ util::CurlEasy new_curl_handle() {
 // text into `error` (CURL_ERROR_SIZE bytes, alive until the transfer ends).
 void set_request_options(CURL* h, const std::string& url, std::uint64_t existing,
                          const DownloadOptions& options, Attempt& a, char* error) {
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+  util::curl_request_basics(h, url, options.connect_timeout);
   // The template may name http:// (pinned by imageChecksum); a hop the server picks may not.
   // judge_headers says so first, naming the target; this is the backstop.
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
@@ -327,9 +326,7 @@ void set_request_options(CURL* h, const std::string& url, std::uint64_t existing
   // enforce max_size instead, with or without a Content-Length.
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "bowline");
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, options.low_speed_limit);
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.low_speed_time.count()));
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);

@@ -55,10 +55,7 @@ HttpResponse CurlKubeClient::send(const std::string& method, const std::string& 
   CURL* h = handle.get();
 
   const std::string url = c_.server + target;
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+  util::curl_request_basics(h, url, std::chrono::seconds(10));
   curl_easy_setopt(h, CURLOPT_TIMEOUT, static_cast<long>(timeout_.count()));
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
   if (!body.empty()) {

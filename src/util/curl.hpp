@@ -5,6 +5,7 @@
 
 #include <curl/curl.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,12 @@ using CurlList = std::unique_ptr<curl_slist, CurlListDeleter>;
 // curl_global_init, once, before any handle (it is not thread-safe by itself); a new handle.
 // std::runtime_error when libcurl cannot start.
 CurlEasy curl_easy();
+
+// What every request of bowline's sets the same way: `url`, http(s) only (never file:// or
+// another scheme a URL could name), no signals (handles run on worker threads) and how long a
+// connect may take.
+void curl_request_basics(CURL* handle, const std::string& url,
+                         std::chrono::seconds connect_timeout);
 
 // A CURLOPT_WRITEFUNCTION that appends to the std::string in CURLOPT_WRITEDATA.
 std::size_t curl_append(char* data, std::size_t size, std::size_t count, void* string);
