@@ -31,13 +31,16 @@ function(bowline_unit_tests name)
   gtest_discover_tests(bowline_${name}_tests PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60
                        TEST_LIST bowline_${name}_discovered)
   # Suites named security_* get the label security too (ctest -L security): the hostile-user
-  # checks. Labels are lists, which gtest_discover_tests flattens, so a script that ctest runs
-  # after the discovered list sets them.
+  # checks; reliability_* the label reliability (upgrades, crashes, backups). Labels are lists,
+  # which gtest_discover_tests flattens, so a script that ctest runs after the discovered list
+  # sets them.
   set(labels "${CMAKE_CURRENT_BINARY_DIR}/bowline_${name}_security_labels.cmake")
   file(WRITE "${labels}"
        "foreach(t IN LISTS bowline_${name}_discovered)\n"
        "  if(t MATCHES \"^security_\")\n"
        "    set_tests_properties(\"\${t}\" PROPERTIES LABELS \"unit;security\")\n"
+       "  elseif(t MATCHES \"^reliability_\")\n"
+       "    set_tests_properties(\"\${t}\" PROPERTIES LABELS \"unit;reliability\")\n"
        "  endif()\n"
        "endforeach()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels}")

@@ -416,6 +416,31 @@ int schema_version(Db& db) {
   return static_cast<int>(db.pragma_int("user_version"));
 }
 
+namespace {
+
+// Every step in one IMMEDIATE transaction: an upgrade that fails at any step leaves the file
+// exactly as it was, so the bowline it came from still opens it (to that one, a half-done
+// upgrade would be a schema from the future it refuses).
+void apply_steps(Db& db, int goal) {
+  Transaction transaction(db);
+  for (const auto& step : migrations()) {
+    if (step.version > goal) break;
+    // Another connection may have applied this step since we looked.
+    if (schema_version(db) >= step.version) continue;
+    try {
+      step.apply(db);
+      check_foreign_keys(db, step);
+      db.exec("PRAGMA user_version=" + std::to_string(step.version));
+    } catch (const StoreError& e) {
+      throw StoreError("schema migration " + std::to_string(step.version) + " (" +
+                       std::string(step.name) + ") failed: " + e.what());
+    }
+  }
+  transaction.commit();
+}
+
+}  // namespace
+
 void migrate(Db& db, std::optional<int> target) {
   const int latest = latest_schema_version();
   const int goal = target.value_or(latest);
@@ -433,21 +458,7 @@ void migrate(Db& db, std::optional<int> target) {
   // PRAGMA foreign_keys is ignored inside a transaction, so switch it off around the steps.
   db.exec("PRAGMA foreign_keys=OFF");
   try {
-    for (const auto& step : migrations()) {
-      if (step.version > goal) break;
-      Transaction transaction(db);
-      // Another connection may have applied this step since we looked.
-      if (schema_version(db) >= step.version) continue;
-      try {
-        step.apply(db);
-        check_foreign_keys(db, step);
-        db.exec("PRAGMA user_version=" + std::to_string(step.version));
-        transaction.commit();
-      } catch (const StoreError& e) {
-        throw StoreError("schema migration " + std::to_string(step.version) + " (" +
-                         std::string(step.name) + ") failed: " + e.what());
-      }
-    }
+    apply_steps(db, goal);
   } catch (...) {
     db.exec("PRAGMA foreign_keys=ON");
     throw;

@@ -1,6 +1,7 @@
 // Schema migrations, keyed on PRAGMA user_version. Version N is reached by applying step N to
-// a database at version N-1; every step runs in its own IMMEDIATE transaction together with
-// the version bump, so a crash leaves the database at one version or the next, never between.
+// a database at version N-1. All the steps of one migrate() run in a single IMMEDIATE
+// transaction with their version bumps, so a crash or a failing step leaves the database as
+// it was before the upgrade (which the older bowline still opens), never between versions.
 // Steps are append-only: once released, a step never changes; fix mistakes with a new step.
 #pragma once
 
@@ -15,7 +16,7 @@ namespace bowline::store {
 struct Migration {
   int version;            // the user_version this step leads to (1, 2, ...)
   std::string_view name;  // what it does, for logs and errors
-  void (*apply)(Db&);     // runs inside the step's transaction
+  void (*apply)(Db&);     // runs inside the upgrade's transaction
 };
 
 const std::vector<Migration>& migrations();
@@ -26,8 +27,8 @@ int schema_version(Db& db);
 
 // Brings the database up to `target` (default: the latest), step by step. Foreign keys are off
 // while steps run (so a step may rebuild a table) and checked with foreign_key_check before
-// each step commits. Safe when several connections start at once: each step re-reads the
-// version inside its transaction. Throws StoreError when the database is newer than this
+// each step. Safe when several connections start at once: each step re-reads the version
+// inside the transaction. Throws StoreError when the database is newer than this
 // program, naming both versions.
 void migrate(Db& db, std::optional<int> target = std::nullopt);
 
