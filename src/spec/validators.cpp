@@ -227,7 +227,7 @@ std::string parse_device(std::string_view text, Device& out) {
          "vendor:product pair (0x8086:0x1234)";
 }
 
-std::string check_ssh_public_key(std::string_view line) {
+std::string check_ssh_public_key(std::string_view line, bool allow_options) {
   static const std::vector<std::string_view> kTypes = {"ssh-ed25519",
                                                        "ssh-rsa",
                                                        "ecdsa-sha2-nistp256",
@@ -248,7 +248,7 @@ std::string check_ssh_public_key(std::string_view line) {
       if (t == w) return true;
     return false;
   };
-  if (!words.empty() && !is_type(words[0])) i = 1;
+  if (allow_options && !words.empty() && !is_type(words[0])) i = 1;
   if (words.size() < i + 2 || !is_type(words[i]))
     return "not an OpenSSH public key: expected \"<type> <base64> [comment]\" with type "
            "ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ...";

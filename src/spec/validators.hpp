@@ -41,7 +41,9 @@ std::string parse_device(std::string_view text, Device& out);
 std::optional<Device> gpu_pci_address(const std::string& gpu);
 
 // One OpenSSH public key line: [options] type base64 [comment], base64 naming the same type.
-std::string check_ssh_public_key(std::string_view line);
+// Without `allow_options`, the line must start with the type (an account's key, which
+// bowline, not the user, places in authorized_keys).
+std::string check_ssh_public_key(std::string_view line, bool allow_options = true);
 
 // A CPU model: host-model, host-passthrough or a libvirt model name.
 std::string check_cpu_model(std::string_view model);

@@ -101,6 +101,16 @@ TEST_F(UsersTest, KeysTokensAndPatch) {
   EXPECT_EQ(r.parsed()["sshKeys"], json::array({kKey}));
   EXPECT_EQ(client_.post(base + "/keys", token, {{"key", kKey}}).parsed()["sshKeys"].size(), 1u);
   EXPECT_EQ(client_.post(base + "/keys", token, {{"key", "ssh-rsa !!"}}).status, 422);
+  // spec's rule for a key line: base64 that names its own type, no options field.
+  EXPECT_EQ(client_.post(base + "/keys", token, {{"key", "ssh-rsa" + std::string(kKey).substr(11)}})
+                .status,
+            422);
+  EXPECT_EQ(client_.post(base + "/keys", token, {{"key", std::string("no-pty ") + kKey}}).status,
+            422);
+  EXPECT_EQ(client_.post(base + "/keys", token, {{"key", std::string("  ") + kKey + "\n"}})
+                .parsed()["sshKeys"]
+                .size(),
+            1u);  // trimmed: the same key
   r = client_.request("DELETE", base + "/keys", token, json{{"key", kKey}}.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.parsed()["sshKeys"], json::array());

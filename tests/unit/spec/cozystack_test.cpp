@@ -286,6 +286,14 @@ TEST(SshKeys, TruncatedBlob) {
   EXPECT_TRUE(HasError(r, "sshKeys[0]", 4, 5, "does not match its type ssh-ed25519"));
 }
 
+// A template's key may carry an options field; an account's key (the API's check) may not.
+TEST(SshKeys, OptionsOnlyWhereAllowed) {
+  const std::string with_options = "from=\"10.0.0.0/8\",no-pty ssh-ed25519 " + kEd25519Blob;
+  EXPECT_EQ(check_ssh_public_key(with_options), "");
+  EXPECT_NE(check_ssh_public_key(with_options, /*allow_options=*/false), "");
+  EXPECT_EQ(check_ssh_public_key("ssh-ed25519 " + kEd25519Blob + " me", false), "");
+}
+
 TEST(SshKeys, NotAKey) {
   for (const char* k : {"hello", "ssh-ed25519", "ssh-ed2559 AAAA", "AAAAC3NzaC1lZDI1NTE5 x"}) {
     SCOPED_TRACE(k);
