@@ -47,6 +47,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
           auto record = options_.report ? options_.report(*node) : node->report();
           if (!record.contains("name")) record["name"] = node->name();
           if (!record.contains("kind")) record["kind"] = node->kind();
+          record["capabilities"] = node->capabilities().to_json();
           return record;
         }));
   add_session_routes();

@@ -32,8 +32,8 @@ nlohmann::json Api::connect_json(const store::Space& space, const std::string& o
                                      ? nlohmann::json(nullptr)
                                      : nlohmann::json(engine::fingerprint(space.host_key_public))},
           {"ports", ports},
-          // Asked now (half a second at most), so the page says why SSH or VM Terminal fails.
-          {"sshPort", engine_.port_state(space.id, 22)},
+          // Asked now (2.5 s at most), so the page says why SSH or VM Terminal fails.
+          {"sshPort", engine_.ssh_port_state(space.id)},
           {"terminal",
            space.terminal_key.empty()
                ? nlohmann::json{{"available", false},
@@ -105,7 +105,7 @@ void Api::add_space_routes() {
   router_.add("GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
               [this](const Caller& caller, const Request& request) {
                 const auto space = visible_space(caller, request.param("id"));
-                // The port check waits on the guest (half a second at most): off the HTTP workers.
+                // The SSH check waits on the guest (2.5 s at most): off the HTTP workers.
                 return Response::deferred([this, caller, space] {
                   const auto view = engine_.describe(space.id);
                   auto out = space_json_of(view.space);

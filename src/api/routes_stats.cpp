@@ -31,7 +31,11 @@ void Api::add_stats_routes() {
                 std::string node = space.node;
                 if (node.empty() && !engine_.nodes().empty())
                   node = engine_.nodes().front()->name();
-                return Response::json(200, space_stats_json(engine_.stats(), space, node, since));
+                const engine::NodeCapabilities* capabilities = nullptr;
+                for (const auto* n : engine_.nodes())
+                  if (n->name() == node) capabilities = &n->capabilities();
+                return Response::json(
+                    200, space_stats_json(engine_.stats(), space, node, since, capabilities));
               });
 }
 

@@ -61,15 +61,18 @@ nlohmann::json history_json(const std::vector<StatsPoint>& points) {
 
 // Why a space has no current figures; null when it has them.
 nlohmann::json reason_for(const engine::StatsSampler& sampler, const store::Space& space,
-                          const std::string& node, const std::optional<engine::SpaceStats>& seen) {
+                          const std::string& node, const std::optional<engine::SpaceStats>& seen,
+                          const engine::NodeCapabilities* capabilities) {
   if (!sampler.enabled()) return "statistics are off on this server (server.stats.interval 0)";
   if (seen && seen->running && seen->latest) return nullptr;
   if (const auto problem = sampler.node_problem(node))
     return "the node " + node + " could not be asked: " + *problem;
+  if (capabilities && !capabilities->supports(engine::Capability::Stats))
+    return "the " + capabilities->kind() + " node " + node +
+           " reports no figures: " + capabilities->reason(engine::Capability::Stats);
   if (space.state != store::SpaceState::Running) return "the space is not running";
   return "no figures from the node " + node + " for this space yet (they come every " +
-         std::to_string(sampler.settings().interval.count()) +
-         " s from a libvirt node; a kubevirt node reports none)";
+         std::to_string(sampler.settings().interval.count()) + " s)";
 }
 
 }  // namespace
@@ -88,7 +91,8 @@ nlohmann::json current_stats_json(const engine::SpaceStats& stats) {
 }
 
 nlohmann::json space_stats_json(const engine::StatsSampler& sampler, const store::Space& space,
-                                const std::string& node, std::int64_t since_ms) {
+                                const std::string& node, std::int64_t since_ms,
+                                const engine::NodeCapabilities* capabilities) {
   const auto seen = sampler.space(space.id, since_ms);
   const bool current = seen && seen->running && seen->latest;
   return {{"space", space.id},
@@ -97,7 +101,7 @@ nlohmann::json space_stats_json(const engine::StatsSampler& sampler, const store
           {"intervalSeconds", sampler.settings().interval.count()},
           {"historySeconds", sampler.enabled() ? sampler.settings().history.count() : 0},
           {"running", seen && seen->running},
-          {"reason", reason_for(sampler, space, node, seen)},
+          {"reason", reason_for(sampler, space, node, seen, capabilities)},
           {"current", current ? current_stats_json(*seen) : nlohmann::json(nullptr)},
           {"totals", current ? totals_json(seen->totals) : nlohmann::json(nullptr)},
           {"history", history_json(seen ? seen->history : std::vector<StatsPoint>{})}};

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/node_capabilities.hpp"
 #include "engine/stats_sampler.hpp"
 #include "store/records.hpp"
 
@@ -24,9 +25,11 @@ nlohmann::json stats_point_json(const engine::StatsPoint& point);
 // A running space's latest figures with its vCPUs, for lists; null when it has none.
 nlohmann::json current_stats_json(const engine::SpaceStats& stats);
 // GET /spaces/{id}/stats: the sampler's settings, the current figures, the counters and the
-// history (one array per figure, oldest first) after `since_ms`.
+// history (one array per figure, oldest first) after `since_ms`. `capabilities`: the node's,
+// whose reason says why a node without statistics has none.
 nlohmann::json space_stats_json(const engine::StatsSampler& sampler, const store::Space& space,
-                                const std::string& node, std::int64_t since_ms);
+                                const std::string& node, std::int64_t since_ms,
+                                const engine::NodeCapabilities* capabilities = nullptr);
 
 // The running spaces' "stats" objects as JSON text by space id, made once per sampler round
 // (the list writes them into its cached objects; thousands of spaces need no new JSON).

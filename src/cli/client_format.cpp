@@ -250,6 +250,15 @@ std::string idle_text(const ojson& space, const ojson& info) {
   return text;
 }
 
+// connect.sshPort in words: "open" only when the guest's sshd sent its identification line.
+std::string ssh_port_text(const std::string& state) {
+  if (state == "open") return "open (sshd answers)";
+  if (state == "no banner")
+    return "open (no SSH banner: something accepts the connection but it is not an sshd, or "
+           "not yet)";
+  return state;
+}
+
 }  // namespace
 
 std::string format_space_info(const ojson& space) {
@@ -285,7 +294,7 @@ std::string format_space_info(const ojson& space) {
       ssh += "  (host key " + key + ")";
     row_unless_empty("ssh", ssh);
     if (const auto port = text_of(*connect, "sshPort"); !port.empty())
-      row("port 22", port == "open" ? "open (sshd answers)" : port);
+      row("port 22", ssh_port_text(port));
     if (const auto host = text_of(*connect, "sshHost"); !host.empty())
       row("ssh config", "ssh " + host + "  (after bowline ssh-config --write)");
     std::string forwards;

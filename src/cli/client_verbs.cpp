@@ -211,6 +211,7 @@ class OperationWatch {
   bool use_stream_ = true;
   bool polled_since_open_ = false;
   Clock::time_point next_poll_;
+  int shown_percent_ = 0;
 };
 
 int OperationWatch::run() {
@@ -250,6 +251,11 @@ std::optional<int> OperationWatch::finish(const std::string& state, const std::s
 
 void OperationWatch::show(const std::string& step, int percent, std::optional<std::uint64_t> bytes,
                           std::optional<std::uint64_t> total) {
+  // A poll answers with the operation as it is now, the stream with what happened in order:
+  // an event that arrives after a poll may be older than what the poll showed. Progress
+  // shown only goes forward.
+  if (percent < shown_percent_) return;
+  shown_percent_ = percent;
   const auto key = step + (bytes ? "|" + std::to_string(percent / 10) : "");
   progress_.show(format_progress(kind_, step, percent, bytes, total), key);
 }

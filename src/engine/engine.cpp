@@ -97,10 +97,16 @@ void Engine::set_state(const std::string& id, SpaceState state, const std::strin
 }
 
 void Engine::progress(std::int64_t operation, const std::string& id, const std::string& step,
-                      int percent) {
-  store_.operations().progress(operation, step, percent);
-  events_.publish(event::kOperationProgress, id,
-                  {{"operation", operation}, {"step", step}, {"progress", percent}});
+                      int percent, std::optional<std::pair<std::uint64_t, std::uint64_t>> bytes) {
+  // Recorded first: the event carries the percent the store kept, which never goes back.
+  std::lock_guard lock(progress_mutex_);
+  const int recorded = store_.operations().progress(operation, step, percent);
+  nlohmann::json payload = {{"operation", operation}, {"step", step}, {"progress", recorded}};
+  if (bytes) {
+    payload["bytes"] = bytes->first;
+    payload["total"] = bytes->second;
+  }
+  events_.publish(event::kOperationProgress, id, payload);
 }
 
 Engine::Loaded Engine::load(const store::Space& space) {

@@ -316,10 +316,12 @@ class Engine : public SpaceAccess {
   int open_port(const std::string& space_id, std::uint16_t port) override;
   std::unique_ptr<util::TerminalStream> open_terminal(const std::string& space_id, unsigned cols,
                                                       unsigned rows) override;
-  // Whether the running space's guest answers on `port` now: "open", "closed" (refused),
-  // "no route" (no answer within half a second), "no address" (no DHCP lease yet),
-  // "unavailable" (the node cannot reach it) or "not running".
-  std::string port_state(const std::string& space_id, std::uint16_t port);
+  // Whether the running space's sshd answers on port 22 now (engine/sshd_probe.hpp): "open"
+  // (it sent its SSH identification line), "no banner" (a connection, but no SSH there),
+  // "closed" (refused), "no route" (no answer within half a second), "no address" (no DHCP
+  // lease yet), "unavailable" (the node cannot reach it) or "not running". Waits on the
+  // guest for 2.5 s at most: never on an HTTP worker.
+  std::string ssh_port_state(const std::string& space_id);
   void wake(const std::string& space_id, const std::string& why) override;
   std::shared_ptr<void> hold(const std::string& space_id) override;
 
@@ -416,8 +418,11 @@ class Engine : public SpaceAccess {
   void set_state(const std::string& id, store::SpaceState state, const std::string& error = {});
   // The space's state from what its node reports at the end of an operation.
   void settle(const std::string& id, const Observation& seen);
-  void progress(std::int64_t operation, const std::string& id, const std::string& step,
-                int percent);
+  // The one place an operation's progress is recorded (and published): never below what the
+  // operation already reached (store::OperationRepository::progress), so its events and the
+  // operation's row only go forward. A download's share carries its bytes too.
+  void progress(std::int64_t operation, const std::string& id, const std::string& step, int percent,
+                std::optional<std::pair<std::uint64_t, std::uint64_t>> bytes = {});
   void progress(const Stage& stage, const std::string& id, const std::string& step, int percent) {
     progress(stage.operation, id, step, stage.at(percent));
   }
@@ -483,6 +488,7 @@ class Engine : public SpaceAccess {
   store::DiskRepository& disk_rows_ = store_.disks();
   store::SnapshotRepository& snapshot_rows_ = store_.snapshots();
   store::DownloadRepository& download_rows_ = store_.downloads();
+  std::mutex progress_mutex_;  // recorded and published in one order
   std::mutex clones_mutex_;
   std::map<std::string, int> cloned_;  // source space id -> clones reading its disk now
   std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file

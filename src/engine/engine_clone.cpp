@@ -48,10 +48,9 @@ store::Space Engine::cloneable_source(const CloneRequest& r) {
   auto source = require(r.source_id);
   auto& node = node_of(source);
   check_space_name(r.name);
-  if (std::string(node.kind()) != "libvirt" || !disk_files_)
-    throw EngineError(EngineError::Kind::Invalid,
-                      std::string("clones are made on libvirt nodes; the space ") + source.name +
-                          " is on the " + node.kind() + " node " + node.name());
+  node.capabilities().require(Capability::Clone, node.name());
+  if (!disk_files_)
+    throw EngineError(EngineError::Kind::Invalid, "this server keeps no disk files to clone");
   if (source.state != SpaceState::Running && source.state != SpaceState::Stopped)
     throw EngineError(EngineError::Kind::Conflict, "the space " + source.name + " is " +
                                                        store::to_string(source.state) +

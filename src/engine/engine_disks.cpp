@@ -31,7 +31,7 @@ std::vector<std::string> Engine::resolve_disks(const store::Space& space, const 
   std::vector<std::string> files;
   if (spec.disks.empty()) return files;
   // On KubeVirt disks[i] is the DataVolume vm-disk-NAME in the cluster, not a disk object here.
-  if (auto* node = find_node(space.node); node && std::string(node->kind()) != "libvirt")
+  if (auto* node = find_node(space.node); node && !node->capabilities().supports(Capability::Disks))
     return files;
   if (!space.owner_id)
     throw EngineError(EngineError::Kind::Invalid,
@@ -97,9 +97,10 @@ void Engine::check_disk_quota(std::int64_t owner_id, std::uint64_t bytes) {
 
 std::filesystem::path Engine::boot_disk_of(const store::Space& space) {
   auto* node = find_node(space.node);
-  if (!node || std::string(node->kind()) != "libvirt" || !disk_files_)
+  if (!node || !disk_files_)
     throw EngineError(EngineError::Kind::Invalid,
-                      "the space " + space.name + " is not on a libvirt node of this server");
+                      "the space " + space.name + " has no disk file on this server");
+  node->capabilities().require(Capability::Disks, node->name());
   const auto spec = space_spec(space);
   if (spec::boots_from_disk(spec)) return resolve_disks(space, spec).at(0);
   return disk_files_->space_disk(space.domain_name);

@@ -1,11 +1,10 @@
 // The engine's nodes: which node a space is on, the spaces that share it, the events its
 // machines send, and the console and display (SpaceAccess) through it.
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
+#include "engine/sshd_probe.hpp"
 #include "ssh/shell.hpp"
 #include "util/upstream_error.hpp"
 
@@ -128,18 +127,16 @@ int Engine::open_port(const std::string& space_id, std::uint16_t port) {
   return node_of(space).open_port(space, port, std::chrono::seconds(5));
 }
 
-std::string Engine::port_state(const std::string& space_id, std::uint16_t port) {
+std::string Engine::ssh_port_state(const std::string& space_id) {
   const auto space = require(space_id);
   if (space.state != SpaceState::Running) return "not running";
   try {
-    ::close(node_of(space).open_port(space, port, std::chrono::milliseconds(500)));
-    return "open";
+    auto& node = node_of(space);
+    return sshd_state([&] { return node.open_port(space, 22, std::chrono::milliseconds(500)); });
   } catch (const EngineError& e) {
     return e.kind() == EngineError::Kind::Conflict ? "no address" : "unavailable";
-  } catch (const std::exception& e) {
-    const std::string why = e.what();
-    if (why.find("refused") != std::string::npos) return "closed";
-    return "no route";
+  } catch (const std::exception&) {
+    return "unavailable";  // the node could not open a connection (a KubeVirt port forward)
   }
 }
 

@@ -16,12 +16,12 @@ Progress Engine::progress_for(const Stage& stage, const std::string& id) {
   };
   p.download = [this, stage, id](const std::string& step, int percent, std::uint64_t done,
                                  std::uint64_t total) {
-    events_.publish(event::kOperationProgress, id,
-                    {{"operation", stage.operation},
-                     {"step", step},
-                     {"progress", stage.at(percent)},
-                     {"bytes", done},
-                     {"total", total}});
+    // Called from the thread that downloads, which may be another operation's: a report
+    // that cannot be recorded (this operation ended meanwhile) must not fail that download.
+    try {
+      progress(stage.operation, id, step, stage.at(percent), std::pair(done, total));
+    } catch (const std::exception&) {
+    }
   };
   p.applied = [] {};
   p.booting = [] {};

@@ -81,7 +81,7 @@ std::map<std::int64_t, Usage> Engine::usage_by_owner() {
 
 void Engine::record_disk_size(const store::Space& space) {
   auto* node = find_node(space.node);
-  if (!disk_files_ || !node || std::string(node->kind()) != "libvirt") return;
+  if (!disk_files_ || !node || !node->capabilities().supports(Capability::Disks)) return;
   try {
     const auto bytes = disk_files_->header_virtual_size(boot_disk_of(space));
     if (bytes && static_cast<std::int64_t>(*bytes) != space.disk_bytes)

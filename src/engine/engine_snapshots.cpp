@@ -51,6 +51,8 @@ std::int64_t Engine::snapshot_space(const std::string& id, const std::string& na
   const auto space = require(id);
   check_snapshot_name(name);
   auto& node = node_of(space);
+  node.capabilities().require(memory ? Capability::MemorySnapshots : Capability::Snapshots,
+                              node.name());
   if (!settled(space.state)) throw unsettled(space, "a snapshot");
   if (space.applied_template_revision == 0)
     throw EngineError(EngineError::Kind::Conflict,
@@ -112,6 +114,7 @@ std::int64_t Engine::snapshot_space(const std::string& id, const std::string& na
 std::int64_t Engine::restore_space(const std::string& id, const std::string& name, bool stop) {
   const auto space = require(id);
   auto& node = node_of(space);
+  node.capabilities().require(Capability::Snapshots, node.name());
   const auto snapshot = require_snapshot(space, name);
   refuse_while_cloned(space, "a restore");
   if (!settled(space.state)) throw unsettled(space, "a restore");
@@ -169,6 +172,7 @@ std::int64_t Engine::restore_space(const std::string& id, const std::string& nam
 std::int64_t Engine::delete_snapshot(const std::string& id, const std::string& name) {
   const auto space = require(id);
   auto& node = node_of(space);
+  node.capabilities().require(Capability::Snapshots, node.name());
   const auto snapshot = require_snapshot(space, name);
   refuse_while_cloned(space, "deleting a snapshot");
   return enqueue(

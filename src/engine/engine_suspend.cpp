@@ -52,10 +52,7 @@ void Engine::describe_idle(SpaceView& view) {
 std::int64_t Engine::suspend_space(const std::string& id, const std::string& reason) {
   auto space = require(id);
   auto& node = node_of(space);
-  if (std::string(node.kind()) != "libvirt")
-    throw EngineError(EngineError::Kind::Invalid,
-                      std::string("suspend is supported on libvirt nodes; the space ") +
-                          space.name + " is on the " + node.kind() + " node " + node.name());
+  node.capabilities().require(Capability::Suspend, node.name());
   if (space.state != SpaceState::Running)
     throw EngineError(EngineError::Kind::Conflict, "the space " + space.name + " is " +
                                                        store::to_string(space.state) +

@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "engine/engine_error.hpp"
 #include "kubevirt/apply.hpp"
 #include "kubevirt/render.hpp"
 
@@ -33,12 +32,6 @@ nlohmann::json check(const char* name, const char* title, bool passed, const std
                      const std::string& fix) {
   return {{"name", name},     {"title", title},   {"status", passed ? "ok" : "missing"},
           {"required", true}, {"detail", detail}, {"fix", passed ? std::string() : fix}};
-}
-
-EngineError no_access(const store::Space& space) {
-  return EngineError(EngineError::Kind::Invalid, "the console and display of a space on node " +
-                                                     space.node +
-                                                     " are not available through bowline yet");
 }
 
 }  // namespace
@@ -78,6 +71,39 @@ KubevirtNode::KubevirtNode(kubevirt::KubeClient& client, KubevirtNodeOptions opt
     : client_(client),
       o_(std::move(options)),
       timer_(o_.timer ? *o_.timer : util::steady_timer()) {}
+
+// Each reason says what stands in the way on a cluster, for users reading a refusal.
+const NodeCapabilities& KubevirtNode::kind_capabilities() {
+  static const NodeCapabilities kubevirt = [] {
+    NodeCapabilities c("kubevirt");
+    const std::string in_cluster = "a space's disk is a DataVolume in the cluster, not a file on ";
+    c.lacks(Capability::Console,
+            "bowline does not carry a VirtualMachine's serial console yet (virtctl console "
+            "reaches it)")
+        .lacks(Capability::Vnc,
+               "bowline does not carry a VirtualMachine's display yet (virtctl vnc reaches it)")
+        .lacks(Capability::Readiness,
+               "cloud-init's progress comes from the console log, which bowline does not read "
+               "from the cluster: --wait returns when the operation ends")
+        .lacks(Capability::Stats,
+               "bowline does not read a VirtualMachine's figures from the "
+               "cluster yet")
+        .lacks(Capability::Snapshots,
+               "bowline does not take VirtualMachineSnapshots of a cluster's VMs yet")
+        .lacks(Capability::MemorySnapshots,
+               "bowline does not take VirtualMachineSnapshots of a cluster's VMs yet")
+        .lacks(Capability::Clone, in_cluster + "the server, which a clone copies")
+        .lacks(Capability::Suspend,
+               "bowline saves a suspended machine's memory to a file on the server; a cluster's "
+               "VM keeps its pod while paused")
+        .lacks(Capability::Export, in_cluster + "the server, which an export reads")
+        .lacks(Capability::Import, in_cluster + "the server, which an import writes")
+        .lacks(Capability::Disks,
+               in_cluster + "the server; a template's disks: names DataVolumes there");
+    return c;
+  }();
+  return kubevirt;
+}
 
 std::string KubevirtNode::vm_path(const std::string& vm) const {
   return "/apis/kubevirt.io/v1/namespaces/" + o_.ns + "/virtualmachines/" + vm;
@@ -206,12 +232,14 @@ void KubevirtNode::personalise(const NodeSpace&, const std::string&) {
                            " is made its owner's by a restart, not in place");
 }
 
-std::unique_ptr<util::ByteStream> KubevirtNode::open_console(const store::Space& space) {
-  throw no_access(space);
+std::unique_ptr<util::ByteStream> KubevirtNode::open_console(const store::Space&) {
+  capabilities().require(Capability::Console, o_.name);  // throws: the table lacks it
+  return nullptr;
 }
 
-int KubevirtNode::open_display(const store::Space& space) {
-  throw no_access(space);
+int KubevirtNode::open_display(const store::Space&) {
+  capabilities().require(Capability::Vnc, o_.name);  // throws: the table lacks it
+  return -1;
 }
 
 // Through KubeVirt's portforward subresource of the running VirtualMachineInstance (what

@@ -41,6 +41,8 @@ class KubevirtNode final : public Node {
 
   const std::string& name() const override { return o_.name; }
   const char* kind() const override { return "kubevirt"; }
+  static const NodeCapabilities& kind_capabilities();
+  const NodeCapabilities& capabilities() const override { return kind_capabilities(); }
 
   std::vector<std::string> refusals(const spec::Spec& spec) override;
   void check_machine_name(const std::string&) override {}

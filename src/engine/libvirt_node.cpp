@@ -144,14 +144,29 @@ std::optional<std::string> LibvirtNode::fixed_address_refusal(const spec::Spec& 
 
 // --- power ------------------------------------------------------------------------------------
 
+namespace {
+
+// A bring up's steps, in the order apply runs them, each at a percent above the one before
+// (resolve_image's download takes kResolvingImage..kImageDownloaded).
+constexpr int kResolvingImage = 5, kImageDownloaded = 65, kPreparingDisk = 70, kWritingSeed = 80,
+              kDefiningDomain = 90, kStarting = 95;
+static_assert(kResolvingImage < kImageDownloaded && kImageDownloaded < kPreparingDisk &&
+                  kPreparingDisk < kWritingSeed && kWritingSeed < kDefiningDomain &&
+                  kDefiningDomain < kStarting && kStarting < 100,
+              "a bring up's progress follows the order of its steps");
+
+}  // namespace
+
 std::string LibvirtNode::resolve_image(const spec::Spec& spec, const Progress& progress) {
-  progress.step("resolving image", 5);
+  progress.step("resolving image", kResolvingImage);
   int last_percent = -1;
   return images_.resolve(spec.image, [&](std::uint64_t done, std::uint64_t total) {
     const int percent = total ? static_cast<int>(done * 100 / total) : 0;
     if (percent != last_percent && percent % 5 == 0) {
       last_percent = percent;
-      progress.download("downloading image", 5 + percent * 60 / 100, done, total);
+      progress.download("downloading image",
+                        kResolvingImage + percent * (kImageDownloaded - kResolvingImage) / 100,
+                        done, total);
     }
   });
 }
@@ -256,15 +271,15 @@ Applied LibvirtNode::apply(const NodeSpace& s, const Progress& progress, bool ru
   // A space that boots from one of its owner's disks has no image to resolve.
   const auto base = spec::boots_from_disk(s.spec) ? std::string() : resolve_image(s.spec, progress);
   auto plan = plan_for(s);
-  progress.step("preparing disk", 70);
+  progress.step("preparing disk", kPreparingDisk);
   prepare_disk(plan, base, s.spec);
-  progress.step("writing cloud-init seed", 80);
+  progress.step("writing cloud-init seed", kWritingSeed);
   write_seed(plan);
-  progress.step("defining domain", 90);
+  progress.step("defining domain", kDefiningDomain);
   define(s, plan);
   hypervisor_.set_autostart(plan.domain_name, s.spec.run_strategy == spec::RunStrategy::Always);
   progress.applied();
-  progress.step("starting", 95);
+  progress.step("starting", kStarting);
   start_domain(plan);
   tighten_space_files(plan);  // the NVRAM libvirt made from its template at the first start
   return {{MachineState::Running, ""}, true};

@@ -56,6 +56,9 @@ class LibvirtNode final : public Node {
 
   const std::string& name() const override { return s_.name; }
   const char* kind() const override { return "libvirt"; }
+  // Every capability: the spaces' disks, consoles and displays are on this host's libvirt.
+  static const NodeCapabilities& kind_capabilities();
+  const NodeCapabilities& capabilities() const override { return kind_capabilities(); }
 
   std::vector<std::string> refusals(const spec::Spec& spec) override;
   void check_machine_name(const std::string& machine) override;
@@ -118,6 +121,14 @@ class LibvirtNode final : public Node {
   FoundAddress find_address(const store::Space& space);
   FoundAddress leased_address(const store::Space& space, const std::string& network,
                               const std::string& mac);
+  // Every network's DHCP leases, read once; nullopt where the driver keeps no list of them
+  // (libvirt's test driver).
+  std::optional<std::vector<libvirt::DhcpLease>> all_leases();
+  // The lease a NAT NIC (`mac` in `network`) holds, from `leases`, or without them what
+  // libvirt reports from its leases for the domain's NIC: what space info and the list show.
+  std::optional<std::string> lease_address(
+      const std::string& domain, const std::optional<std::vector<libvirt::DhcpLease>>& leases,
+      const std::string& network, const std::string& mac);
   AddressBarriers barriers(const std::string& network);
   // The libvirt network of the domain's first NIC (nullopt: none, or a bridge).
   std::optional<std::string> nic_network(const std::string& domain);

@@ -5,7 +5,8 @@
 // The list asks for many running machines at once: the DHCP leases of every active libvirt
 // network in one pass, matched by the MAC each space's first NIC has (plan::mac_for, derived
 // from the space's id) in the network that NIC is on (kept per domain, so no domain XML is read
-// per list).
+// per list). A driver that lists no leases (libvirt's test driver) is asked per domain, from
+// the same leases space info reads: the list never shows less than a space's page.
 #include <ctime>
 #include <pugixml.hpp>
 
@@ -53,24 +54,35 @@ AddressBarriers LibvirtNode::barriers(const std::string& network) {
   return b;
 }
 
-// The address of a NAT NIC: its own lease; where the driver keeps no leases (libvirt's test
-// driver) what libvirt reports from its leases for the NIC's own MAC.
+std::optional<std::vector<libvirt::DhcpLease>> LibvirtNode::all_leases() {
+  try {
+    return hypervisor_.dhcp_leases();
+  } catch (const libvirt::HypervisorError& e) {
+    if (!e.is_unsupported()) throw;
+    return std::nullopt;
+  }
+}
+
+// Where the driver keeps no list of leases, libvirt still reports the domain's NIC addresses
+// from its leases (never the guest agent's word): one call for this domain.
+std::optional<std::string> LibvirtNode::lease_address(
+    const std::string& domain, const std::optional<std::vector<libvirt::DhcpLease>>& leases,
+    const std::string& network, const std::string& mac) {
+  if (leases) {
+    if (const auto lease = lease_of(*leases, network, mac, now_unix())) return lease->address;
+    return std::nullopt;
+  }
+  for (const auto& a : hypervisor_.interface_addresses(domain, libvirt::AddressSource::Lease))
+    if (!a.ipv6 && util::to_lower(a.mac) == mac && spec::Ipv4Address::parse(a.address))
+      return a.address;
+  return std::nullopt;
+}
+
+// The address of a NAT NIC: its own lease.
 LibvirtNode::FoundAddress LibvirtNode::leased_address(const store::Space& space,
                                                       const std::string& network,
                                                       const std::string& mac) {
-  std::optional<std::string> address;
-  try {
-    if (const auto lease = lease_of(hypervisor_.dhcp_leases(), network, mac, now_unix()))
-      address = lease->address;
-  } catch (const libvirt::HypervisorError& e) {
-    if (!e.is_unsupported()) throw;
-    for (const auto& a :
-         hypervisor_.interface_addresses(space.domain_name, libvirt::AddressSource::Lease))
-      if (!a.ipv6 && util::to_lower(a.mac) == mac && spec::Ipv4Address::parse(a.address)) {
-        address = a.address;
-        break;
-      }
-  }
+  const auto address = lease_address(space.domain_name, all_leases(), network, mac);
   if (!address)
     return {std::nullopt,
             "the space has no address yet (its guest holds no DHCP lease in the "
@@ -116,18 +128,26 @@ std::optional<std::string> LibvirtNode::address(const store::Space& space) {
   }
 }
 
+// The same leases and refusals as space info's address (find_address), asked once for all
+// the spaces where the driver lists leases.
 std::map<std::string, std::string> LibvirtNode::addresses(const std::vector<store::Space>& spaces) {
   std::map<std::string, std::string> out;
   if (spaces.empty()) return out;
-  const auto leases = hypervisor_.dhcp_leases();
-  const AddressBarriers barriers{s_.host_addresses ? s_.host_addresses() : host_ipv4_addresses(),
-                                 {}};
-  const auto now = now_unix();
+  const auto leases = all_leases();
+  std::map<std::string, AddressBarriers> kept;  // by network: its gateways asked once
   for (const auto& space : spaces) {
     const auto network = nic_network(space.domain_name);
     if (!network) continue;
-    const auto lease = lease_of(leases, *network, plan::mac_for(space.id, 0), now);
-    if (lease && !guest_address_refusal(lease->address, barriers)) out[space.id] = lease->address;
+    std::optional<std::string> address;
+    try {
+      address = lease_address(space.domain_name, leases, *network, plan::mac_for(space.id, 0));
+    } catch (const libvirt::HypervisorError&) {
+      continue;  // not running any more: no address to list
+    }
+    if (!address) continue;
+    auto at = kept.find(*network);
+    if (at == kept.end()) at = kept.emplace(*network, barriers(*network)).first;
+    if (!guest_address_refusal(*address, at->second)) out[space.id] = *address;
   }
   return out;
 }

@@ -59,31 +59,32 @@ Progress Progress::part(int from, int to) const {
 }
 
 namespace {
-[[noreturn]] void refuse_state(const Node& node, const char* what) {
-  throw EngineError(EngineError::Kind::Invalid, std::string(what) + " are not supported on " +
-                                                    node.kind() + " nodes yet (node " +
-                                                    node.name() + ")");
+// Reached only on a node whose capabilities lack `what`; the engine asks them first.
+[[noreturn]] void refuse_state(const Node& node, Capability what) {
+  node.capabilities().require(what, node.name());
+  throw EngineError(EngineError::Kind::Invalid,
+                    std::string(describe(what)) + " are not implemented on node " + node.name());
 }
 }  // namespace
 
 SnapshotTaken Node::take_snapshot(const store::Space&, const std::string&, bool) {
-  refuse_state(*this, "snapshots");
+  refuse_state(*this, Capability::Snapshots);
 }
 Observation Node::restore_snapshot(const store::Space&, const std::string&, bool) {
-  refuse_state(*this, "snapshots");
+  refuse_state(*this, Capability::Snapshots);
 }
 void Node::delete_snapshot(const store::Space&, const std::string&) {
-  refuse_state(*this, "snapshots");
+  refuse_state(*this, Capability::Snapshots);
 }
 Observation Node::suspend(const store::Space&, const Progress&) {
-  refuse_state(*this, "suspends");
+  refuse_state(*this, Capability::Suspend);
 }
 Observation Node::resume(const store::Space&, const Progress&) {
-  refuse_state(*this, "suspends");
+  refuse_state(*this, Capability::Suspend);
 }
 void Node::copy_disk_at(const store::Space&, const std::string&, const std::filesystem::path&,
                         bool) {
-  refuse_state(*this, "clones");
+  refuse_state(*this, Capability::Clone);
 }
 
 }  // namespace bowline::engine

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/node_capabilities.hpp"
 #include "engine/readiness.hpp"
 #include "plan/guest_plan.hpp"
 #include "spec/spec.hpp"
@@ -129,6 +130,9 @@ class Node {
   virtual ~Node() = default;
   virtual const std::string& name() const = 0;
   virtual const char* kind() const = 0;  // "libvirt", "kubevirt"
+  // What this node can do for a space, and why not what it cannot: asked before an operation
+  // that needs it, never kind().
+  virtual const NodeCapabilities& capabilities() const = 0;
 
   // --- admission: asked before anything is made, and again at each start
   // Why this node cannot run a space of `spec`, one reason per entry (empty: it can).
@@ -158,7 +162,7 @@ class Node {
   // cannot.
   virtual void personalise(const NodeSpace& space, const std::string& previous_user) = 0;
 
-  // --- state; nodes without it refuse with an EngineError naming their kind
+  // --- state; nodes without it refuse with their capabilities' reason (an EngineError)
   // A snapshot `name` of the machine's disks: of a stopped machine its disks; of a running one
   // its disks with the guest's filesystems frozen while it is taken, and with `memory` its
   // running state. Nothing is left when it fails.

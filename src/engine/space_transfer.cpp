@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 
 ExportSource Engine::export_source(const std::string& space_id) {
   const auto space = require(space_id);
+  auto& node = node_of(space);
+  node.capabilities().require(Capability::Export, node.name());
   // A running guest keeps writing its disk: what a reader sees would be no point in time.
   if (space.state != store::SpaceState::Stopped)
     throw EngineError(EngineError::Kind::Conflict,
@@ -93,8 +95,9 @@ Accepted Engine::import_space(const ImportRequest& r) {
         throw EngineError(EngineError::Kind::Invalid, "the archive's identity: " + problem);
     }
     auto& node = node_named("");
-    if (std::string(node.kind()) != "libvirt" || !disk_files_)
-      throw EngineError(EngineError::Kind::Invalid, "imports go to a libvirt node");
+    node.capabilities().require(Capability::Import, node.name());
+    if (!disk_files_)
+      throw EngineError(EngineError::Kind::Invalid, "this server keeps no disk files to import to");
     store::Space probe;
     probe.id = r.identity ? r.identity->id : random_uuid();
     probe.name = r.name;

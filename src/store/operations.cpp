@@ -84,15 +84,18 @@ std::vector<Operation> OperationRepository::list_unfinished() {
   return out;
 }
 
-void OperationRepository::progress(std::int64_t id, std::string_view step, int percent) {
+int OperationRepository::progress(std::int64_t id, std::string_view step, int percent) {
   Transaction transaction(db_);
   auto op = get(id);
   if (!op) throw NotFoundError("no operation with id " + std::to_string(id));
   if (op->finished()) throw StoreError("operation " + std::to_string(id) + " has already finished");
+  // An operation's progress only goes forward, whatever its steps report.
+  const int recorded = std::max(op->progress, std::clamp(percent, 0, 100));
   db_.cached("UPDATE operations SET state = ?, step = ?, progress = ?, updated_at = ? WHERE id = ?")
-      ->bind_all(to_string(OperationState::Running), step, std::clamp(percent, 0, 100), now(), id)
+      ->bind_all(to_string(OperationState::Running), step, recorded, now(), id)
       .run();
   transaction.commit();
+  return recorded;
 }
 
 void OperationRepository::finish(std::int64_t id, OperationState state, std::string_view error) {

@@ -24,9 +24,11 @@ class OperationRepository : public Repository {
   std::vector<Operation> list_for_space(std::string_view space_id);  // newest first
   std::vector<Operation> list_unfinished();                          // oldest first
 
-  // State running, the current step and its progress (clamped to 0..100). NotFoundError;
-  // StoreError when the operation has already finished.
-  void progress(std::int64_t id, std::string_view step, int percent);
+  // State running, the current step and its progress (clamped to 0..100, and never below
+  // what the operation already reached: a step that reports less keeps the percent it had).
+  // Returns the percent recorded. NotFoundError; StoreError when the operation has already
+  // finished.
+  int progress(std::int64_t id, std::string_view step, int percent);
   // Finished: succeeded (progress 100), or failed with the reason kept. StoreError when the
   // operation has already finished.
   void succeed(std::int64_t id);

@@ -17,11 +17,23 @@ namespace bowline::util {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& where, const std::string& why) {
-  throw UpstreamError("guest", "cannot connect to " + where + ": " + why);
+[[noreturn]] void fail(const std::string& where, int code, const std::string& why) {
+  throw ConnectError("cannot connect to " + where + ": " + why, code);
+}
+
+[[noreturn]] void fail(const std::string& where, int code) {
+  fail(where, code, std::strerror(code));
 }
 
 }  // namespace
+
+bool ConnectError::refused() const noexcept {
+  return code_ == ECONNREFUSED;
+}
+
+bool ConnectError::timed_out() const noexcept {
+  return code_ == ETIMEDOUT;
+}
 
 int tcp_connect(const std::string& address, std::uint16_t port, std::chrono::milliseconds timeout) {
   const auto where = (address.find(':') != std::string::npos ? "[" + address + "]" : address) +
@@ -33,18 +45,19 @@ int tcp_connect(const std::string& address, std::uint16_t port, std::chrono::mil
   addrinfo* found = nullptr;
   if (const int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found);
       rc != 0)
-    fail(where, ::gai_strerror(rc));
+    fail(where, 0, ::gai_strerror(rc));
   const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
+    const int error = errno;
     ::freeaddrinfo(found);
-    fail(where, std::strerror(errno));
+    fail(where, error);
   }
   int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
   ::freeaddrinfo(found);
   if (rc != 0 && errno != EINPROGRESS) {
     const int error = errno;
     ::close(fd);
-    fail(where, std::strerror(error));
+    fail(where, error);
   }
   if (rc != 0) {
     pollfd p{fd, POLLOUT, 0};
@@ -52,14 +65,18 @@ int tcp_connect(const std::string& address, std::uint16_t port, std::chrono::mil
     while (rc < 0 && errno == EINTR);
     if (rc == 0) {
       ::close(fd);
-      fail(where, "no answer within " + std::to_string(timeout.count()) + " ms");
+      fail(where, ETIMEDOUT, "no answer within " + std::to_string(timeout.count()) + " ms");
     }
     int error = 0;
-    socklen_t length = sizeof error;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
-    if (rc < 0 || error != 0) {
+    if (rc < 0) {
+      error = errno;
+    } else {
+      socklen_t length = sizeof error;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+    }
+    if (error != 0) {
       ::close(fd);
-      fail(where, std::strerror(rc < 0 ? errno : error));
+      fail(where, error);
     }
   }
   // Interactive traffic (SSH keystrokes) must not wait for Nagle.

@@ -302,11 +302,18 @@ function openViewer(id, kind) {
   if (!w) go(`spaces/${encodeURIComponent(id)}/${kind}`);  // popups blocked: this window
 }
 
+// Port 22 is the guest's sshd: reached with the SSH and ssh config lines (and its state is
+// the Port 22 line), never with a browser: a template that lists it gets no forward and no
+// http:// link for it.
+const isSshPort = (p) => Number(p.port) === 22;
+
 // How to reach the space: what `space info` says, with why VM Terminal may not open.
 function Connect({ space, info, user, terminal }) {
   const c = info.connect;
   if (!c) return null;
-  const portText = { open: "open (sshd answers)", closed: "closed (nothing listens: sshd not up yet?)",
+  const portText = { open: "open (sshd answers)",
+    "no banner": "open (no SSH banner: something accepts the connection, but it is not an sshd, or not yet)",
+    closed: "closed (nothing listens: sshd not up yet?)",
     "no route": "no answer", "no address": "no address yet (still booting)", "not running": "the space is not running",
     unavailable: "not reachable through this node" }[c.sshPort] || c.sshPort || "—";
   let terminalWhy = "";
@@ -321,9 +328,9 @@ function Connect({ space, info, user, terminal }) {
       <dt>ssh config</dt><dd><code data-connect="ssh-host">ssh ${c.sshHost}</code> after <code>bowline ssh-config --write</code> (also scp, rsync, git, VS Code Remote-SSH)</dd>
       <dt>Port 22</dt><dd data-connect="ssh-port" data-state=${c.sshPort}>${portText}</dd>
       <dt>Host key</dt><dd><code data-connect="fingerprint">${c.hostKeyFingerprint || "none pinned (made by an older bowline)"}</code></dd>
-      ${(c.ports || []).map((p) => html`
+      ${(c.ports || []).filter((p) => !isSshPort(p)).map((p) => html`
         <dt>Port ${p.port}${p.name ? ` (${p.name})` : ""}</dt>
-        <dd><code data-connect="forward">${p.forward}</code>, then <a href="http://127.0.0.1:${p.port}/" target="_blank" rel="noopener">http://127.0.0.1:${p.port}/</a></dd>`)}
+        <dd data-port=${p.port}><code data-connect="forward">${p.forward}</code>, then <a href="http://127.0.0.1:${p.port}/" target="_blank" rel="noopener">http://127.0.0.1:${p.port}/</a></dd>`)}
     </dl>
     <p class="hint">VM Terminal is a shell over SSH as ${space.owner || "the owner"}, with no password${terminalWhy ? html` — <strong data-why="terminal">unavailable: ${terminalWhy}</strong>` : ""}.
       VM Console is the serial console, for when SSH is down: log in with your service password.</p>`;

@@ -41,27 +41,40 @@ function lastKnown(values) {
   return null;
 }
 
+// How many of the chart's points have a figure (of any of its series).
+function samplesIn(data) {
+  let n = 0;
+  for (let i = 0; i < data[0].length; i++) if (data.slice(1).some((values) => values[i] != null)) n++;
+  return n;
+}
+
 function Chart({ spec, history }) {
   const box = useRef(null);
   const plot = useRef(null);
   const data = columns(spec, history);
+  const samples = samplesIn(data);
+  // A time axis needs two points: uPlot spreads a single one over years.
+  const drawable = data[0].length >= 2 && samples > 0;
   useEffect(() => {
+    if (!drawable) return undefined;
     const opts = {
       width: 300, height: 120, legend: { show: false }, cursor: { show: false },
       scales: { x: { time: true }, y: { range: (u, lo, hi) => [0, Math.max(hi || 0, spec.floor || 1)] } },
       axes: [{ size: 30 }, { size: 80, values: (u, ticks) => ticks.map((v) => spec.format(v)) }],
       series: [{}, ...spec.series.map(([, label, stroke]) => ({ label, stroke, width: 1.5, points: { show: false } }))],
     };
-    plot.current = new uPlot(opts, data, box.current);
-    return () => plot.current.destroy();
-  }, []);
+    const made = new uPlot(opts, data, box.current);
+    plot.current = made;
+    return () => { made.destroy(); plot.current = null; };
+  }, [drawable]);
   useEffect(() => { if (plot.current) plot.current.setData(data); }, [history]);
   const now = spec.series.map(([key, label]) => `${label} ${spec.format(lastKnown(history[key] || []))}`);
   const first = lastKnown(history[spec.series[0][0]] || []);
   return html`
-    <figure class="chart" data-chart=${spec.id} data-points=${data[0].length} data-last=${first == null ? "" : String(first)}>
+    <figure class="chart" data-chart=${spec.id} data-points=${data[0].length} data-samples=${samples} data-last=${first == null ? "" : String(first)}>
       <figcaption><strong>${spec.title}</strong> <span class="now">${now.join(" · ")}</span></figcaption>
-      <div class="plot" ref=${box}></div>
+      ${drawable ? html`<div class="plot" ref=${box}></div>`
+        : html`<p class="no-samples" data-no-samples>${samples === 0 ? "no samples yet" : "one sample so far: the chart starts with the next"}</p>`}
     </figure>`;
 }
 
@@ -104,7 +117,8 @@ export function SpaceCharts({ id }) {
     <section class="use" aria-label="What the space uses">
       <h2>Use</h2>
       ${stats.reason && html`<p class="hint" data-stats="reason">${stats.reason}</p>`}
-      ${points > 0 && html`<div class="charts">${CHARTS.map((spec) => html`<${Chart} key=${spec.id} spec=${spec} history=${stats.history} />`)}</div>`}
+      ${points > 0 ? html`<div class="charts">${CHARTS.map((spec) => html`<${Chart} key=${spec.id} spec=${spec} history=${stats.history} />`)}</div>`
+        : html`<p class="no-samples" data-stats="none">no samples yet</p>`}
     </section>`;
 }
 

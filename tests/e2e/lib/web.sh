@@ -15,7 +15,8 @@
 #   web_server_start BOWLINE WORK IMAGES [SERVER ARGS...]
 #                                   `bowline server` on a free port of $WEB_LISTEN (default
 #                                   127.0.0.1; data in WORK/data,
-#                                   log in WORK/server.log, domain type $WEB_DOMAIN_TYPE or qemu); exports
+#                                   log in WORK/server.log, domain type $WEB_DOMAIN_TYPE or qemu,
+#                                   libvirt $WEB_LIBVIRT_URI or qemu:///system); exports
 #                                   BOWLINE_SERVER and BOWLINE_TOKEN (admin) and sets
 #                                   WEB_SERVER_PID; status 1 and the reason in WEB_ERROR on failure
 #                                   (not in $(...): the server must be this shell's child)
@@ -64,7 +65,8 @@ web_server_start() {
   shift 3
   local listen=${WEB_LISTEN:-127.0.0.1}
   "$bowline" server --listen "$listen:0" --data-dir "$work/data" --images-path "$images" \
-    --domain-type "${WEB_DOMAIN_TYPE:-qemu}" --libvirt-uri qemu:///system "$@" >"$work/server.log" 2>&1 &
+    --domain-type "${WEB_DOMAIN_TYPE:-qemu}" --libvirt-uri "${WEB_LIBVIRT_URI:-qemu:///system}" "$@" \
+    >"$work/server.log" 2>&1 &
   WEB_SERVER_PID=$!
   for _ in $(seq 1 120); do
     url=$(grep -aoE "listening on https?://${listen//./\\.}:[0-9]+" "$work/server.log" | head -n 1 | cut -d' ' -f3)

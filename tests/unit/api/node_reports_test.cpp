@@ -81,5 +81,22 @@ TEST(NodeReports, TheNodesRouteServesTheKeptReportAndOnlyAdminsRefreshIt) {
   EXPECT_EQ(checks.load(), 3);
 }
 
+TEST(NodeReports, EachNodeCarriesItsCapabilities) {
+  ApiStack stack;
+  const auto bob = stack.make_user("bob-capabilities");
+  HttpClient client(stack.port());
+  const auto r = client.get("/api/v1/nodes", bob);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto nodes = r.parsed();
+  ASSERT_EQ(nodes.size(), stack.engine().nodes().size());
+  const auto& node = *stack.engine().nodes().front();
+  EXPECT_EQ(nodes[0]["capabilities"], node.capabilities().to_json());
+  const auto& first = nodes[0]["capabilities"][0];
+  EXPECT_EQ(first["name"], "console");
+  EXPECT_EQ(first["supported"], true);
+  EXPECT_TRUE(first["reason"].is_null());
+  ASSERT_EQ(nodes[0]["capabilities"].size(), engine::kCapabilities.size());
+}
+
 }  // namespace
 }  // namespace bowline::api::testing

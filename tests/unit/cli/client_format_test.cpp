@@ -90,6 +90,20 @@ TEST(ClientFormat, SpaceInfo) {
   EXPECT_THAT(text, HasSubstr("readiness:          cloud-init failed: 1 module failed\n"));
 }
 
+// connect.sshPort: "open" only when the guest's sshd sent its identification line; a
+// connection that brought no SSH banner says so.
+TEST(ssh_banner_check, SpaceInfoSaysSshdAnswersOnlyForAnSshBanner) {
+  auto space = ojson::parse(kSpaces)[0];
+  space["info"] = {{"connect", {{"ssh", "bowline ssh dev"}, {"sshPort", "open"}}}};
+  EXPECT_THAT(format_space_info(space), HasSubstr("port 22:            open (sshd answers)\n"));
+  space["info"]["connect"]["sshPort"] = "no banner";
+  const auto text = format_space_info(space);
+  EXPECT_THAT(text, HasSubstr("port 22:            open (no SSH banner: "));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("sshd answers")));
+  space["info"]["connect"]["sshPort"] = "closed";
+  EXPECT_THAT(format_space_info(space), HasSubstr("port 22:            closed\n"));
+}
+
 TEST(ClientFormat, ReadinessWithoutInfoIsUnknown) {
   const auto space = ojson::parse(kSpaces)[0];
   EXPECT_FALSE(readiness_of(space).known);

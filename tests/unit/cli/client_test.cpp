@@ -120,9 +120,11 @@ std::string accepted_json(long operation, const std::string& kind) {
          R"("space":)" + space_json("pending", "") + "}";
 }
 
-std::string operation_json(long id, const std::string& state, const std::string& error = "") {
+std::string operation_json(long id, const std::string& state, const std::string& error = "",
+                           const std::string& step = "defining", int progress = 80) {
   return R"({"id":)" + std::to_string(id) + R"(,"spaceId":")" + kId + R"(","kind":"create",)" +
-         R"("state":")" + state + R"(","step":"defining","progress":80,"error":")" + error + "\"}";
+         R"("state":")" + state + R"(","step":")" + step + R"(","progress":)" +
+         std::to_string(progress) + R"(,"error":")" + error + "\"}";
 }
 
 // ---- usage and transport ------------------------------------------------------------------
@@ -312,7 +314,9 @@ TEST(ClientCli, CreateWaitFollowsTheEventsThenReadiness) {
        sse(12, "operation.progress", kId, R"({"operation":7,"step":"defining","progress":80})")},
       {50ms, sse(13, "operation.succeeded", kId, R"({"operation":7,"kind":"create"})")}};
   api.on("GET /api/v1/events", events);
-  api.on("GET /api/v1/operations/7", Reply{200, operation_json(7, "running")});
+  // Polled as the stream opens: the operation has only just begun.
+  api.on("GET /api/v1/operations/7",
+         Reply{200, operation_json(7, "running", "", "resolving image", 5)});
   std::atomic<int> polls{0};
   api.on(std::string("GET /api/v1/spaces/") + kId, [&polls](const Request&) {
     const int poll = ++polls;
@@ -360,6 +364,38 @@ TEST(ClientCli, WaitReportsAFailedOperation) {
       bowline(home, "BOWLINE_SERVER=" + api.url() + " BOWLINE_TOKEN=tok", "space start dev --wait");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("start failed: bridge br0 does not exist on this host"));
+}
+
+// The poll right after the stream opens shows the operation as it is now; an event of an
+// earlier step that the stream delivers afterwards does not take the progress back.
+TEST(ClientCli, WaitProgressNeverGoesBackwards) {
+  Home home;
+  FakeApi api;
+  api.on("GET /api/v1/spaces", Reply{200, "[" + space_json("stopped") + "]"});
+  api.on(std::string("POST /api/v1/spaces/") + kId + "/start",
+         Reply{202, accepted_json(8, "start")});
+  Reply events;
+  events.content_type = "text/event-stream";
+  events.frames = {
+      {0ms, "retry: 2000\n\n"},
+      // Another operation's: the stream is open, and the watch polls (defining 80%).
+      {50ms, sse(29, "operation.progress", kId,
+                 R"({"operation":6,"step":"somebody else's","progress":50})")},
+      {700ms, sse(30, "operation.progress", kId,
+                  R"({"operation":8,"step":"preparing disk","progress":70})")},
+      {100ms,
+       sse(31, "operation.progress", kId, R"({"operation":8,"step":"starting","progress":95})")},
+      {100ms, sse(32, "operation.succeeded", kId, R"({"operation":8,"kind":"start"})")}};
+  api.on("GET /api/v1/events", events);
+  api.on("GET /api/v1/operations/8", Reply{200, operation_json(8, "running")});  // defining 80%
+  api.on(std::string("GET /api/v1/spaces/") + kId,
+         Reply{200, space_with_info("running", true, true, false)});
+  const auto r = bowline(home, "BOWLINE_SERVER=" + api.url() + " BOWLINE_TOKEN=tok",
+                         "space start dev --wait --no-ready");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("start: defining 80%\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("preparing disk"))) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("start: starting 95%\n"));
 }
 
 TEST(ClientCli, WaitCatchesAnOperationThatEndedBeforeTheStreamOpened) {

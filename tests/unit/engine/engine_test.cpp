@@ -545,6 +545,33 @@ TEST_F(EngineTest, ARestartsProgressOnlyGrows) {
   EXPECT_EQ(seen.back(), 100);
 }
 
+// A start reports its steps in the order they run, at percents that only grow, and the
+// operation's row ends where its events did.
+TEST_F(EngineTest, AStartsProgressOnlyGrowsInTheOrderOfItsSteps) {
+  const auto tmpl = add_template(bridged_template());
+  const auto s = space(create(tmpl, "later", std::nullopt, false).space.id);
+  const auto op = engine_->start_space(s.id);
+  engine_->wait_idle();
+  std::vector<int> seen;
+  std::vector<std::string> steps;
+  for (const auto& e : store_->events().events_since(0, 10000))
+    if (e.kind == "operation.progress" && e.payload["operation"] == op) {
+      seen.push_back(e.payload["progress"].get<int>());
+      steps.push_back(e.payload["step"].get<std::string>());
+    }
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end())) << ::testing::PrintToString(seen);
+  const std::vector<std::string> order{
+      "resolving image", "preparing disk", "writing cloud-init seed",
+      "defining domain", "starting",       "running"};
+  EXPECT_EQ(steps, order);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), 100);
+  EXPECT_EQ(space(s.id).state, store::SpaceState::Running);
+  const auto row = store_->operations().get(op);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->progress, 100);
+}
+
 TEST_F(EngineTest, AManualSpaceThatStopsStaysStopped) {
   const auto tmpl = add_template(bridged_template() + "runStrategy: Manual\n");
   const auto s = space(create(tmpl, "dev").space.id);
@@ -1028,11 +1055,16 @@ TEST_F(EngineTest, LearnedAddressesComeFromOnePassOverTheLeases) {
   EXPECT_EQ(second->at(a.id), "198.51.100.7");
 }
 
-// A node that cannot read leases (libvirt's test driver) lists its spaces without addresses.
-TEST_F(EngineTest, LearnedAddressesAreEmptyWhereTheNodeHasNoLeases) {
+// A node whose driver lists no leases (libvirt's test driver) lists the address its space
+// info shows: the NIC's lease as libvirt reports it for the domain.
+TEST_F(EngineTest, LearnedAddressesAreSpaceInfosWhereTheDriverListsNoLeases) {
   const auto s = space(create(add_template(nat_template()), "a").space.id);
   ASSERT_EQ(s.state, store::SpaceState::Running) << s.error;
-  EXPECT_TRUE(engine_->learned_addresses()->empty());
+  const auto info = engine_->describe(s.id).address;
+  ASSERT_TRUE(info);
+  const auto listed = engine_->learned_addresses();
+  ASSERT_EQ(listed->count(s.id), 1u);
+  EXPECT_EQ(listed->at(s.id), *info);
 }
 
 }  // namespace

@@ -76,13 +76,17 @@ TEST(security_guest_address, TheLeaseIsTheOwnMacsInTheOwnNetworkThatLastsLongest
 class Leases final : public ForwardingHypervisor {
  public:
   using ForwardingHypervisor::ForwardingHypervisor;
-  std::vector<libvirt::DhcpLease> dhcp_leases() override { return leases; }
+  // `listed` false: a driver that keeps no list of leases (libvirt's test driver, unforged).
+  std::vector<libvirt::DhcpLease> dhcp_leases() override {
+    return listed ? leases : ForwardingHypervisor::dhcp_leases();
+  }
   std::string agent_command(const std::string& name, const std::string& json,
                             std::chrono::seconds timeout) override {
     ++agent;
     return ForwardingHypervisor::agent_command(name, json, timeout);
   }
   std::vector<libvirt::DhcpLease> leases;
+  bool listed = true;
   std::atomic<int> agent{0};
 };
 
@@ -176,6 +180,23 @@ TEST_F(security_guest_address_node, NeverTheGatewayNorTheHost) {
   // A bridged space's address is bowline's: refused too once the host has it.
   space_.ip = "192.168.122.77";
   EXPECT_THAT(refusal(), HasSubstr("an address of this host"));
+}
+
+// Where the driver lists no leases, space info reads the NIC's lease from libvirt for the one
+// domain; the list of spaces reads the same, so it shows the address the space's page shows
+// (and still never the guest agent's word).
+TEST_F(security_guest_address_node, TheListShowsTheAddressSpaceInfoShows) {
+  seam_.listed = false;
+  const auto info = node_->address(space_);
+  ASSERT_TRUE(info) << "the test driver reports a lease for the domain's NIC";
+  const auto listed = node_->addresses({space_});
+  ASSERT_EQ(listed.count(space_.id), 1u);
+  EXPECT_EQ(listed.at(space_.id), *info);
+  // Refused alike: an address of this host is in neither.
+  host_ = {ip(info->c_str())};
+  EXPECT_EQ(node_->address(space_), std::nullopt);
+  EXPECT_TRUE(node_->addresses({space_}).empty());
+  EXPECT_EQ(seam_.agent, 0) << "the guest agent was asked for an address";
 }
 
 TEST(security_guest_address, IpamGivesNoSpaceAnAddressOfTheHost) {

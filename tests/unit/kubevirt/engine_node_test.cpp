@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "engine/engine.hpp"
@@ -445,6 +446,39 @@ TEST_F(EngineNode, WhatTheNodeCannotRunIsRefusedBeforeAnythingIsMade) {
                  "network.mode bridged takes a host bridge");
   EXPECT_TRUE(store_->spaces().list().empty());
   EXPECT_TRUE(requests().empty());
+}
+
+// What the node kind lacks is refused before anything reaches the cluster, with the reason its
+// table of capabilities gives.
+TEST_F(EngineNode, WhatTheNodeKindLacksIsRefusedWithItsTablesReason) {
+  using engine::Capability;
+  const auto id = create(add_template(), "dev").space.id;
+  const auto& table = engine::KubevirtNode::kind_capabilities();
+  auto expect_refused = [&](Capability capability, const std::function<void()>& call) {
+    try {
+      call();
+      ADD_FAILURE() << "not refused: " << engine::to_string(capability);
+    } catch (const engine::EngineError& e) {
+      EXPECT_EQ(e.kind(), engine::EngineError::Kind::Invalid);
+      const std::string said = e.what();
+      EXPECT_NE(said.find(table.reason(capability)), std::string::npos) << said;
+      EXPECT_NE(said.find("kubevirt node cluster"), std::string::npos) << said;
+    }
+  };
+  auto mark = requests().size();
+  expect_refused(Capability::Snapshots, [&] { engine_->snapshot_space(id, "before", false); });
+  expect_refused(Capability::MemorySnapshots, [&] { engine_->snapshot_space(id, "now", true); });
+  expect_refused(Capability::Suspend, [&] { engine_->suspend_space(id, "idle"); });
+  expect_refused(Capability::Clone, [&] { engine_->clone_space({id, alice_, "copy", std::nullopt, false}); });
+  expect_refused(Capability::Console, [&] { engine_->open_console(id); });
+  expect_refused(Capability::Vnc, [&] { engine_->open_display(id); });
+  EXPECT_TRUE(since(mark, true).empty());
+  engine_->stop_space(id);
+  engine_->wait_idle();
+  mark = requests().size();
+  expect_refused(Capability::Export, [&] { engine_->export_source(id); });
+  EXPECT_TRUE(since(mark, true).empty());
+  EXPECT_TRUE(store_->read_snapshots().list_for_space(id).empty());
 }
 
 TEST_F(EngineNode, TheNodeReportsItselfReady) {

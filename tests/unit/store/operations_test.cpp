@@ -42,6 +42,21 @@ TEST_F(OperationTest, LifecycleFromPendingToSucceeded) {
   EXPECT_THROW(operations.progress(999, "x", 1), NotFoundError);
 }
 
+// The one place progress is recorded keeps it from going back: a step that reports less than
+// the operation reached keeps the percent (its step name is still the current one).
+TEST_F(OperationTest, ProgressNeverDecreases) {
+  auto& operations = store().operations();
+  const auto op = operations.create("space-1", "start");
+  EXPECT_EQ(operations.progress(op.id, "writing cloud-init seed", 80), 80);
+  EXPECT_EQ(operations.progress(op.id, "preparing disk", 70), 80);
+  auto read = *operations.get(op.id);
+  EXPECT_EQ(read.progress, 80);
+  EXPECT_EQ(read.step, "preparing disk");
+  EXPECT_EQ(operations.progress(op.id, "negative", -5), 80);
+  EXPECT_EQ(operations.progress(op.id, "defining domain", 90), 90);
+  EXPECT_EQ(operations.get(op.id)->progress, 90);
+}
+
 TEST_F(OperationTest, FailureKeepsTheReasonAndTheProgressReached) {
   auto op = store().operations().create("space-1", "start");
   store().operations().progress(op.id, "defining domain", 60);
