@@ -75,6 +75,8 @@ cleanup() {
     $VIRSH -q destroy "$d" >/dev/null 2>&1
     $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1
   done
+  # Whatever still runs in the client's namespace (a forward whose wrapper was killed alone).
+  [ -n "${client_ns:-}" ] && ip netns pids "$client_ns" 2>/dev/null | xargs -r kill 2>/dev/null
   net_cleanup
   [ -n "${forwarding_before:-}" ] && sysctl -qw net.ipv4.ip_forward="$forwarding_before"
   [ -z "$work" ] || net_guard_drop "$work/data" # the guest guard's nftables table
@@ -359,7 +361,7 @@ check "tunnel/forward: bowline forward dev 18080:8000 prints the local URL" grep
 check "tunnel/forward: the client's 127.0.0.1:18080 reaches the guest's port 8000" [ "$got" = "served from the guest" ]
 [ "$got" = "served from the guest" ] || { sed 's/^/  forward: /' "$work/forward.out" "$work/forward.err"; tail -3 "$work/ssh.err"; }
 kill "$forward_pid" 2>/dev/null
-pkill -f "bowline forward dev 18080:8000" 2>/dev/null # ip netns exec does not pass the signal on
+pkill -f " forward dev 18080:8000" 2>/dev/null # ip netns exec does not pass the signal on
 # The same port published on the external address (external: true): from the client, never on
 # the web UI's address.
 ext_port=$(as_user space info dev -o json | python3 -c 'import json, sys; print(json.load(sys.stdin)["info"]["externalPorts"][0]["hostPort"])' 2>/dev/null)
@@ -701,7 +703,7 @@ fetch_through_forward() { # LOCAL_PORT: what GET /hello.txt answers through `bow
   done
   kill "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
-  pkill -f "bowline forward dev $1:8000" 2>/dev/null # ip netns exec does not pass the signal on
+  pkill -f " forward dev $1:8000" 2>/dev/null # ip netns exec does not pass the signal on
   echo "$out"
 }
 spoof_case() {
