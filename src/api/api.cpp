@@ -4,6 +4,7 @@
 
 #include "api/auth.hpp"
 #include "api/console_hub.hpp"
+#include "api/error_status.hpp"
 #include "api/json.hpp"
 #include "api/origin.hpp"
 #include "store/errors.hpp"
@@ -88,20 +89,6 @@ Response error_response(int status, const std::string& message,
 
 bool changes_state(const std::string& method) {
   return method != "GET" && method != "HEAD" && method != "OPTIONS";
-}
-
-int status_of(engine::EngineError::Kind kind) {
-  switch (kind) {
-    case engine::EngineError::Kind::NotFound:
-      return 404;
-    case engine::EngineError::Kind::Conflict:
-      return 409;
-    case engine::EngineError::Kind::Invalid:
-      return 422;
-    case engine::EngineError::Kind::Forbidden:
-      return 403;
-  }
-  return 500;
 }
 
 }  // namespace
@@ -212,7 +199,7 @@ Response Api::guarded(const Request& request, const std::function<Response()>& b
     return response;
   } catch (const engine::EngineError& e) {
     // The engine's words are for users; what it passes on from below may name host files.
-    return error_response(status_of(e.kind()), util::redact_host_paths(e.what()));
+    return error_response(http_status(e.kind()), util::redact_host_paths(e.what()));
   } catch (const store::NotFoundError& e) {
     return error_response(404, e.what());
   } catch (const store::ConflictError& e) {

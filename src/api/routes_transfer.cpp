@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "api/api.hpp"
+#include "api/error_status.hpp"
 #include "api/origin.hpp"
 #include "engine/identifiers.hpp"
 #include "engine/space_archive.hpp"
@@ -115,20 +116,6 @@ void receive_archive(ImportState& state, engine::archive::ArchiveReader& reader,
   if (!out) throw std::runtime_error("cannot write the staged disk");
   // Nothing is made until every member matches the manifest.
   reader.finish();
-}
-
-int status_of_kind(engine::EngineError::Kind kind) {
-  switch (kind) {
-    case engine::EngineError::Kind::NotFound:
-      return 404;
-    case engine::EngineError::Kind::Conflict:
-      return 409;
-    case engine::EngineError::Kind::Forbidden:
-      return 403;
-    case engine::EngineError::Kind::Invalid:
-      break;
-  }
-  return 422;
 }
 
 void run_export(const std::shared_ptr<engine::SpaceArchiveStream>& stream, engine::DiskFiles& files,
@@ -298,7 +285,7 @@ std::string Api::import_archive(ImportState& state, const ImportAsk& ask) {
   } catch (const engine::archive::ArchiveError& e) {
     answer = error_frame(422, e.what());
   } catch (const engine::EngineError& e) {
-    answer = error_frame(status_of_kind(e.kind()), e.what());
+    answer = error_frame(http_status(e.kind()), e.what());
   } catch (const std::exception& e) {
     answer = error_frame(500, std::string("import failed: ") + e.what());
   }
