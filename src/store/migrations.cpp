@@ -369,6 +369,12 @@ CREATE INDEX downloads_by_user ON downloads(user_id);
 )sql");
 }
 
+// v17: the cloud-init instance-id a space's seed carries; empty: the one it was made with.
+// A new one makes cloud-init apply a changed template cloudInit at the next start.
+void add_instance_ids(Db& db) {
+  db.exec("ALTER TABLE spaces ADD COLUMN instance_id TEXT NOT NULL DEFAULT ''");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -378,12 +384,6 @@ void check_foreign_keys(Db& db, const Migration& step) {
 }
 
 }  // namespace
-
-// v17: the cloud-init instance-id a space's seed carries; empty: the one it was made with.
-// A new one makes cloud-init apply a changed template cloudInit at the next start.
-void add_instance_ids(Db& db) {
-  db.exec("ALTER TABLE spaces ADD COLUMN instance_id TEXT NOT NULL DEFAULT ''");
-}
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> steps{
