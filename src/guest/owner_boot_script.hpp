@@ -2,7 +2,8 @@
 // owner what the seed says now: cloud-init's own users, ssh and write_files modules run once
 // per instance, and a space keeps its instance-id for life (a new one would also make new SSH
 // host keys), so a changed key, password, environment or time zone would otherwise never arrive.
-//   sh -c SCRIPT bowline-owner USER KEYS HASH ENVIRONMENT TIMEZONE RESOLV IDENTITY NAMES PAM SYSTEMD
+//   sh -c SCRIPT bowline-owner USER KEYS HASH ENVIRONMENT TIMEZONE RESOLV IDENTITY NAMES PAM
+//   SYSTEMD
 // Values reach it as arguments, never as program text. KEYS: one authorized key per line;
 // HASH: crypt(3) hash or empty (password locked); ENVIRONMENT: the whole profile.d script or
 // empty (no file); TIMEZONE: e.g. Europe/Berlin or empty (the image's); RESOLV: the whole
