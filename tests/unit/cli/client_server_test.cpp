@@ -23,106 +23,42 @@
 #include "engine/identifiers.hpp"
 #include "engine/space_archive.hpp"
 
+#include "server_process.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using bowline::clitest::ServerProcess;
+using bowline::clitest::slurp;
 
 std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+  return bowline::clitest::shell_quote(s);
 }
 
+// One real server for the suite (tests/unit/cli/server_process.hpp).
 class ServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string pattern = (fs::temp_directory_path() / "bowline-cli-server-XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-    fs::create_directories(dir_ / "images" / "cloud-images");
-    fs::create_directories(dir_ / "home");
-    // The image the templates name: an empty qcow2 in the cloud-image library.
-    const auto image = (dir_ / "images" / "cloud-images" / "tiny.qcow2").string();
-    ASSERT_EQ(std::system(("qemu-img create -q -f qcow2 " + quote(image) + " 64M").c_str()), 0);
+    server_.start();
+    dir_ = server_.dir();
+    url_ = server_.url();
+    token_ = server_.admin_token();
     std::ofstream(dir_ / "nat.yaml") << "image: tiny\nmemory: 64Mi\ncpus: 1\n"
                                         "network:\n  mode: nat\n  bridge: default\n";
-
-    const auto log = dir_ / "server.log";
-    const std::string binary = std::string(BOWLINE_BINARY_DIR) + "/src/bowline";
-    pid_ = ::fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      const auto data = (dir_ / "data").string(), images = (dir_ / "images").string();
-      ::execl(binary.c_str(), binary.c_str(), "server", "--listen", "127.0.0.1:0", "--data-dir",
-              data.c_str(), "--images-path", images.c_str(), "--libvirt-uri", "test:///default",
-              "--domain-type", "qemu", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    const std::regex listening("listening on (http://127\\.0\\.0\\.1:[0-9]+)");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    std::smatch match;
-    std::string text;
-    while (std::chrono::steady_clock::now() < deadline) {
-      text = slurp(log);
-      if (std::regex_search(text, match, listening)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(std::regex_search(text, match, listening)) << "the server did not start:\n" << text;
-    url_ = match[1];
-    token_ = slurp(dir_ / "data" / "admin.token");
-    while (!token_.empty() && token_.back() == '\n') token_.pop_back();
-    ASSERT_FALSE(token_.empty());
   }
+  static void TearDownTestSuite() { server_.stop(); }
 
-  static void TearDownTestSuite() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  struct Run {
-    int code = -1;
-    std::string out, err;
-  };
-
-  // As the admin unless `token` says otherwise; HOME is the test's own.
+  using Run = ServerProcess::Run;
+  // As the admin unless `token` says otherwise ("": none); HOME is the test's own.
   static Run bowline(const std::string& args, const std::string& token = token_,
                      const std::string& stdin_text = "") {
-    const auto err_file = dir_ / "stderr.txt";
-    const auto in_file = dir_ / "stdin.txt";
-    std::ofstream(in_file) << stdin_text;
-    std::string env = "env -u BOWLINE_TOKEN HOME=" + quote((dir_ / "home").string()) +
-                      " BOWLINE_SERVER=" + quote(url_);
-    if (!token.empty()) env += " BOWLINE_TOKEN=" + quote(token);
-    const auto command = env + " " + BOWLINE_BINARY_DIR + "/src/bowline " + args + " <" +
-                         quote(in_file.string()) + " 2>" + quote(err_file.string());
-    Run r;
-    FILE* pipe = popen(command.c_str(), "r");
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-    const int status = pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err_file);
-    return r;
+    return server_.run_as(args, token.empty() ? std::nullopt : std::optional(token), stdin_text);
   }
 
+  static inline ServerProcess server_;
   static inline fs::path dir_;
-  static inline pid_t pid_ = -1;
   static inline std::string url_, token_;
 };
 

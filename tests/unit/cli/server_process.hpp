@@ -130,13 +130,22 @@ class ServerProcess {
   }
 
   const fs::path& dir() const { return dir_; }
+  const std::string& url() const { return url_; }
   const std::string& admin_token() const { return token_; }
 
   // `bowline ARGS` to its end, as the admin unless `token` says otherwise.
   Run run(const std::string& args, const std::string& token = {}) const {
+    return run_as(args, token.empty() ? token_ : token);
+  }
+
+  // `bowline ARGS` with `token` (nullopt: none at all) and `stdin_text` on its standard input.
+  Run run_as(const std::string& args, const std::optional<std::string>& token,
+             const std::string& stdin_text = "") const {
     const auto err_file = dir_ / "stderr.txt";
-    const auto command = env(token) + " " + bowline_binary() + " " + args + " </dev/null 2>" +
-                         shell_quote(err_file.string());
+    const auto in_file = dir_ / "stdin.txt";
+    std::ofstream(in_file) << stdin_text;
+    const auto command = env(token) + " " + bowline_binary() + " " + args + " <" +
+                         shell_quote(in_file.string()) + " 2>" + shell_quote(err_file.string());
     Run r;
     FILE* pipe = popen(command.c_str(), "r");
     std::array<char, 4096> buffer{};
@@ -154,8 +163,8 @@ class ServerProcess {
     Background b;
     b.out = dir_ / (name + ".out");
     b.err = dir_ / (name + ".err");
-    const auto command = "exec " + env(token) + " " + bowline_binary() + " " + args +
-                         " </dev/null >" + shell_quote(b.out.string()) + " 2>" +
+    const auto command = "exec " + env(token.empty() ? token_ : token) + " " + bowline_binary() +
+                         " " + args + " </dev/null >" + shell_quote(b.out.string()) + " 2>" +
                          shell_quote(b.err.string());
     b.pid = ::fork();
     if (b.pid == 0) {
@@ -166,10 +175,10 @@ class ServerProcess {
   }
 
  private:
-  std::string env(const std::string& token) const {
+  std::string env(const std::optional<std::string>& token) const {
     return "env -u BOWLINE_TOKEN HOME=" + shell_quote((dir_ / "home").string()) +
            " BOWLINE_SERVER=" + shell_quote(url_) +
-           " BOWLINE_TOKEN=" + shell_quote(token.empty() ? token_ : token);
+           (token ? " BOWLINE_TOKEN=" + shell_quote(*token) : std::string());
   }
 
   fs::path dir_;
