@@ -178,7 +178,7 @@ second_host_down() {
       # shellcheck disable=SC2086
       kill -TERM $pids 2>/dev/null || true
       _sh_wait_for 30 bash -c "[ -z \"\$(ip netns pids $SECOND_HOST_NS)\" ]" && break
-      # shellcheck disable=SC2086
+      # shellcheck disable=SC2046
       kill -KILL $(ip netns pids "$SECOND_HOST_NS" 2>/dev/null) 2>/dev/null || true
     done
     ip netns del "$SECOND_HOST_NS" 2>/dev/null || true
