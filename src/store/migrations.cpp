@@ -375,6 +375,37 @@ void add_instance_ids(Db& db) {
   db.exec("ALTER TABLE spaces ADD COLUMN instance_id TEXT NOT NULL DEFAULT ''");
 }
 
+// v18: spaces shared with other users, each with a role (store/shares.hpp), and the audit log
+// (store/audit.hpp): rows the server only appends, and deletes by age alone. A trigger refuses
+// any change to a row written, so that no code path, present or future, rewrites history.
+void add_shares_and_audit(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE space_shares (
+  space_id   TEXT NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+  user_id    INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  role       TEXT NOT NULL CHECK (role IN ('viewer', 'user', 'admin')),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (space_id, user_id)
+) STRICT;
+CREATE INDEX space_shares_by_user ON space_shares(user_id);
+CREATE TABLE audit_log (
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,
+  time     INTEGER NOT NULL,
+  user_id  INTEGER,
+  username TEXT NOT NULL,
+  peer     TEXT NOT NULL,
+  action   TEXT NOT NULL,
+  space_id TEXT,
+  status   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX audit_log_by_time ON audit_log(time);
+CREATE TRIGGER audit_log_append_only BEFORE UPDATE ON audit_log
+BEGIN
+  SELECT RAISE(ABORT, 'the audit log is append-only');
+END;
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -404,6 +435,7 @@ const std::vector<Migration>& migrations() {
       {15, "bridged leases per bridge", key_leases_by_bridge},
       {16, "downloads charged to users", add_downloads},
       {17, "cloud-init instance ids", add_instance_ids},
+      {18, "space shares and the audit log", add_shares_and_audit},
   };
   return steps;
 }

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "store/audit.hpp"
 #include "store/disks.hpp"
 #include "store/downloads.hpp"
 #include "store/host_ports.hpp"
@@ -27,6 +28,7 @@
 #include "store/migrations.hpp"
 #include "store/operations.hpp"
 #include "store/sessions.hpp"
+#include "store/shares.hpp"
 #include "store/snapshots.hpp"
 #include "store/space_list_rows.hpp"
 #include "store/spaces.hpp"
@@ -66,6 +68,8 @@ class Store {
   DiskRepository& disks() { return disks_; }
   SnapshotRepository& snapshots() { return snapshots_; }
   DownloadRepository& downloads() { return downloads_; }
+  ShareRepository& shares() { return shares_; }
+  AuditRepository& audit() { return audit_; }
 
   Db& db() { return db_; }
   // A second connection, for long reads (the list of every space): in WAL mode it neither
@@ -107,6 +111,8 @@ class Store {
   DiskRepository disks_{db_, clock_};
   SnapshotRepository snapshots_{db_, clock_};
   DownloadRepository downloads_{db_, clock_};
+  ShareRepository shares_{db_, clock_};
+  AuditRepository audit_{db_, clock_};
   std::unique_ptr<UserRepository> read_users_;
   std::unique_ptr<TokenRepository> read_tokens_;
   std::unique_ptr<SpaceRepository> read_spaces_;

@@ -78,6 +78,24 @@ UPDATE users SET quota_spaces = 3, quota_memory = 8589934592, quota_disk = -1;
   at(16,
      "INSERT INTO downloads VALUES ('debian-12.qcow2', 'https://example.org/debian-12.qcow2', "
      "1048576, 7, 1016)");
+  at(18, R"sql(
+INSERT INTO space_shares VALUES ('s-1', 7, 'user', 1017);
+INSERT INTO audit_log (id, time, user_id, username, peer, action, space_id, status)
+  VALUES (13, 1018, 7, 'alice', '198.51.100.7', 'POST /api/v1/spaces/{id}/start', 's-1', 202);
+)sql");
+}
+
+// Shares and the audit log came with v18; an upgrade from before starts with neither.
+void expect_shares_and_audit(Store& s, int version) {
+  const auto shares = s.shares().of_space("s-1");
+  ASSERT_EQ(shares.size(), version >= 18 ? 1u : 0u);
+  const auto log = s.audit().list({});
+  ASSERT_EQ(log.size(), version >= 18 ? 1u : 0u);
+  if (version < 18) return;
+  EXPECT_EQ(shares[0].role, ShareRole::User);
+  EXPECT_EQ(log[0].action, "POST /api/v1/spaces/{id}/start");
+  EXPECT_EQ(log[0].peer, "198.51.100.7");
+  EXPECT_EQ(log[0].status, 202);
 }
 
 void expect_user(Store& s, int version) {
@@ -208,6 +226,7 @@ void expect_records_intact(Store& s, int version) {
   expect_space(s, version);
   expect_space_belongings(s, version);
   expect_owner_belongings(s, version);
+  expect_shares_and_audit(s, version);
 }
 
 std::filesystem::path fixture_file(int version) {
