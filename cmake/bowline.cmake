@@ -23,7 +23,7 @@ function(bowline_unit_tests name)
     return()
   endif()
   add_executable(bowline_${name}_tests ${sources})
-  target_link_libraries(bowline_${name}_tests PRIVATE ${ARG_DEPS} bowline_test_support
+  target_link_libraries(bowline_${name}_tests PRIVATE ${ARG_DEPS} bowline_test_support bowline_test_doubles
                                                       GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(
     bowline_${name}_tests PRIVATE BOWLINE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 
+#include "doubles/fake_process_runner.hpp"
 #include "image/qcow2.hpp"
 #include "image_test_support.hpp"
 
@@ -22,25 +23,6 @@ using Argv = std::vector<std::string>;
 
 constexpr std::uint64_t kMiB = 1024 * 1024;
 constexpr std::uint64_t kGiB = 1024 * kMiB;
-
-// Answers with scripted results, in order, and records every argv.
-class ScriptedRunner final : public util::ProcessRunner {
- public:
-  util::ProcessResult run(const Argv& argv, std::chrono::milliseconds timeout) override {
-    calls.push_back(argv);
-    timeouts.push_back(timeout);
-    if (answers.empty()) return {0, "", "", false};
-    auto next = answers.front();
-    answers.pop_front();
-    return next;
-  }
-  void answer(int code, std::string out = "", std::string err = "") {
-    answers.push_back({code, std::move(out), std::move(err), false});
-  }
-  std::deque<util::ProcessResult> answers;
-  std::vector<Argv> calls;
-  std::vector<std::chrono::milliseconds> timeouts;
-};
 
 std::string info_json(std::uint64_t size, const std::string& format = "qcow2") {
   return R"({"virtual-size": )" + std::to_string(size) + R"(, "filename": "x", "format": ")" +
@@ -59,7 +41,7 @@ void make_base(const std::string& path, std::uint64_t size) {
 TEST(DisksArgv, CreatingAnOverlayRunsNoCommand) {
   TempDir dir;
   make_base(dir.file("base.qcow2"), 2 * kGiB);
-  ScriptedRunner runner;
+  doubles::FakeProcessRunner runner;
   Disks disks(runner);
   disks.create_overlay(dir.file("base.qcow2"), dir.file("a.qcow2"));
   disks.create_overlay(dir.file("base.qcow2"), dir.file("b.qcow2"), 20 * kGiB + 1);
@@ -73,7 +55,7 @@ TEST(DisksArgv, ARelativeBaseIsRecordedAbsolute) {
   make_base(dir.file("base.qcow2"), kGiB);
   const auto cwd = fs::current_path();
   fs::current_path(dir.file(""));
-  ScriptedRunner runner;
+  doubles::FakeProcessRunner runner;
   Disks disks(runner);
   disks.create_overlay("./sub/../base.qcow2", dir.file("disk.qcow2"));
   fs::current_path(cwd);
@@ -84,7 +66,7 @@ TEST(DisksArgv, ARelativeBaseIsRecordedAbsolute) {
 TEST(DisksArgv, ASizeBelowTheBaseIsRefusedBeforeAnythingIsMade) {
   TempDir dir;
   make_base(dir.file("base.qcow2"), 2 * kGiB);
-  ScriptedRunner runner;
+  doubles::FakeProcessRunner runner;
   Disks disks(runner);
   try {
     disks.create_overlay(dir.file("base.qcow2"), dir.file("disk.qcow2"), kGiB);
@@ -100,8 +82,8 @@ TEST(DisksArgv, ASizeBelowTheBaseIsRefusedBeforeAnythingIsMade) {
 TEST(DisksArgv, ARawBaseIsRefusedByItsFormatsName) {
   TempDir dir;
   write_file(dir.file("base.img"), std::string(4096, '\0'));
-  ScriptedRunner runner;
-  runner.answer(0, info_json(kGiB, "raw"));
+  doubles::FakeProcessRunner runner;
+  runner.answer_next(0, info_json(kGiB, "raw"));
   Disks disks(runner);
   try {
     disks.create_overlay(dir.file("base.img"), dir.file("disk.qcow2"));
@@ -116,7 +98,7 @@ TEST(DisksArgv, ARawBaseIsRefusedByItsFormatsName) {
 
 TEST(DisksArgv, AMissingBaseIsNamed) {
   TempDir dir;
-  ScriptedRunner runner;
+  doubles::FakeProcessRunner runner;
   Disks disks(runner);
   try {
     disks.create_overlay(dir.file("gone.qcow2"), dir.file("disk.qcow2"));
@@ -128,8 +110,9 @@ TEST(DisksArgv, AMissingBaseIsNamed) {
 }
 
 TEST(DisksArgv, QemuImgFailuresCarryItsMessage) {
-  ScriptedRunner runner;
-  runner.answer(1, "", "qemu-img: Could not open '/b/base.qcow2': No such file or directory\n");
+  doubles::FakeProcessRunner runner;
+  runner.answer_next(1, "",
+                     "qemu-img: Could not open '/b/base.qcow2': No such file or directory\n");
   Disks disks(runner);
   try {
     disks.info("/b/base.qcow2");
@@ -139,12 +122,12 @@ TEST(DisksArgv, QemuImgFailuresCarryItsMessage) {
                                     "qemu-img: Could not open"));
   }
   EXPECT_EQ(runner.timeouts.front(), std::chrono::milliseconds(120000));
-  ScriptedRunner slow;
-  slow.answers.push_back({137, "", "", true});
+  doubles::FakeProcessRunner slow;
+  slow.next.push_back({137, "", "", true});
   Disks slow_disks(slow);
   EXPECT_THROW(slow_disks.info("/x"), DiskError);
-  ScriptedRunner garbled;
-  garbled.answer(0, "not json");
+  doubles::FakeProcessRunner garbled;
+  garbled.answer_next(0, "not json");
   Disks garbled_disks(garbled);
   EXPECT_THROW(garbled_disks.info("/x"), DiskError);
 }
@@ -152,7 +135,7 @@ TEST(DisksArgv, QemuImgFailuresCarryItsMessage) {
 TEST(DisksArgv, GrowNeverShrinks) {
   TempDir dir;
   write_qcow2_overlay(dir.file("disk.qcow2"), "/b/base.qcow2", "qcow2", 10 * kGiB);
-  ScriptedRunner runner;
+  doubles::FakeProcessRunner runner;
   Disks disks(runner, {"/usr/bin/qemu-img", 5s});
   EXPECT_FALSE(disks.grow(dir.file("disk.qcow2"), 5 * kGiB));
   EXPECT_FALSE(disks.grow(dir.file("disk.qcow2"), 10 * kGiB));
@@ -165,8 +148,8 @@ TEST(DisksArgv, GrowNeverShrinks) {
 }
 
 TEST(DisksArgv, InfoReadsTheBackingFile) {
-  ScriptedRunner runner;
-  runner.answer(0, R"({"virtual-size": 67108864, "format": "qcow2",
+  doubles::FakeProcessRunner runner;
+  runner.answer_next(0, R"({"virtual-size": 67108864, "format": "qcow2",
       "backing-filename": "/b/base.qcow2", "backing-filename-format": "qcow2"})");
   Disks disks(runner);
   const auto info = disks.info("/o/disk.qcow2");
