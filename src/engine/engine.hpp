@@ -399,6 +399,9 @@ class Engine : public SpaceAccess {
   void end_interrupted(std::vector<store::Operation>& operations, const std::string& why);
   std::optional<std::int64_t> take_adopted(const std::string& space_id);
   void reconcile_space(const store::Space& space, std::vector<store::Operation>& operations);
+  // A restore the server left unfinished (engine_snapshots.cpp); false when the newest
+  // operation is no restore.
+  bool reconcile_restore(const store::Space& space, std::vector<store::Operation>& operations);
   // The share of an operation's progress (0-100) one step of it reports in.
   struct Stage {
     std::int64_t operation = 0;

@@ -77,6 +77,15 @@ void Engine::after_machine_event(const std::string& id, MachineState state, bool
   if (!node) return;
   try {
     const auto now = node->observe(*current).state;
+    if (state == MachineState::Stopped && now == MachineState::Suspended) {
+      // A save no operation follows to its end (libvirt finishes one that a killed server
+      // started): the machine is saved, not stopped, and nothing is to restart it.
+      if (current->state == SpaceState::Running) {
+        set_state(id, SpaceState::Suspended);
+        withdraw_ports(id);
+      }
+      return;
+    }
     const bool still = state == MachineState::Running
                            ? now == MachineState::Running
                            : now == MachineState::Stopped || now == MachineState::Gone;

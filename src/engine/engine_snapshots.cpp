@@ -169,6 +169,35 @@ std::int64_t Engine::restore_space(const std::string& id, const std::string& nam
   });
 }
 
+// A restore cut short: libvirt may have reverted the disks or not, and a revert to a snapshot of
+// a running machine leaves it paused until the restore turns it off. Neither is the snapshot
+// the user asked for with any certainty: the machine goes off, the space is stopped and the
+// operation fails saying so, for the user to restore again.
+bool Engine::reconcile_restore(const store::Space& space,
+                               std::vector<store::Operation>& operations) {
+  if (operations.empty() || operations.back().kind != "restore" ||
+      (space.state != SpaceState::Stopped && space.state != SpaceState::Stopping))
+    return false;
+  end_interrupted(operations,
+                  "the server stopped during the restore; the space is stopped: restore again");
+  executor_.submit(space.id, [this, id = space.id] {
+    const auto current = store_.spaces().get(id);
+    if (!current) return;
+    try {
+      auto& node = node_of(*current);
+      node.stay_off(*current);
+      Progress quiet;  // the operation has ended: its steps are no one's to follow
+      quiet.step = [](const std::string&, int) {};
+      node.shut_down(*current, quiet);
+      store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
+      set_state(id, SpaceState::Stopped);
+    } catch (const std::exception& e) {
+      set_state(id, SpaceState::Error, std::string("after an interrupted restore: ") + e.what());
+    }
+  });
+  return true;
+}
+
 std::int64_t Engine::delete_snapshot(const std::string& id, const std::string& name) {
   const auto space = require(id);
   auto& node = node_of(space);

@@ -4,6 +4,7 @@
 // guest's filesystems frozen, and restored with its disks alone: reverted paused, then the
 // machine is turned off, so the guest boots from disks that were consistent.
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 
@@ -39,6 +40,20 @@ DomainDisks disks_of(const std::string& xml) {
 }
 
 // What the file takes on its filesystem (a qcow2's snapshots live inside it).
+// QEMU says only "Error while writing VM state: Input/output error" when the disk's file system
+// is full: the failure names the file system's free space when it has almost none left.
+std::string room_note(const std::vector<std::string>& files) {
+  constexpr std::uint64_t kLow = 64ull << 20;
+  if (files.empty()) return "";
+  const auto dir = fs::path(files.front()).parent_path();
+  struct statvfs st {};
+  if (statvfs(dir.c_str(), &st) != 0) return "";
+  const auto free = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+  if (free >= kLow) return "";
+  return " (no space left on device: the file system of " + dir.string() + " has " +
+         std::to_string(free >> 20) + " MiB free)";
+}
+
 std::int64_t allocated(const std::string& file) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return 0;
@@ -84,6 +99,11 @@ SnapshotTaken LibvirtNode::take_snapshot(const store::Space& space, const std::s
   try {
     hypervisor_.create_snapshot(domain, name,
                                 memory ? "bowline: disks and memory" : "bowline: disks");
+  } catch (const std::exception& e) {
+    if (freeze.frozen) thaw_guest(domain);
+    if (const auto note = room_note(disks.files); !note.empty())
+      throw std::runtime_error(e.what() + note);
+    throw;
   } catch (...) {
     if (freeze.frozen) thaw_guest(domain);
     throw;

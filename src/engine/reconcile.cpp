@@ -47,6 +47,7 @@ void Engine::reconcile_space(const store::Space& space, std::vector<store::Opera
     });
     return;
   }
+  if (reconcile_restore(space, operations)) return;
   switch (space.state) {
     case SpaceState::Pending:
     case SpaceState::Creating:
