@@ -31,6 +31,7 @@
 #include "engine/readiness.hpp"
 #include "engine/space_access.hpp"
 #include "engine/stats_sampler.hpp"
+#include "engine/usage_memo.hpp"
 #include "plan/change_parts.hpp"
 #include "spec/expand.hpp"
 #include "spec/spec.hpp"
@@ -524,3 +525,4 @@ class Engine : public SpaceAccess {
 };
 
 }  // namespace bowline::engine
+  UsageMemo usage_memo_;                         // what each space counts for (count_usage)

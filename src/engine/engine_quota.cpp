@@ -47,9 +47,17 @@ std::map<std::int64_t, Usage> Engine::count_usage(const std::vector<store::Space
     // A space whose template is gone or no longer expands still holds its place and its disk:
     // it counts as a space, with no size (it cannot start until its template is fixed).
     Usage usage{1, 0, 0, 0};
-    try {
-      if (t->second) usage = usage_of(expand_spec(space, *t->second, o->second));
-    } catch (const std::exception&) {
+    if (t->second) {
+      const auto key = UsageMemo::key(space, *t->second, o->second);
+      if (const auto known = usage_memo_.find(key)) {
+        usage = *known;
+      } else {
+        try {
+          usage = usage_of(expand_spec(space, *t->second, o->second));
+        } catch (const std::exception&) {
+        }
+        usage_memo_.put(key, usage);
+      }
     }
     // Without a size in its template a space's disk is its image's size, known once made.
     usage.disk = std::max(usage.disk, space.disk_bytes);
@@ -119,6 +127,10 @@ void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,
   // space another create wrote just before.
   const auto owner = store_.users().get(owner_id);
   if (!owner) throw EngineError(EngineError::Kind::NotFound, "no such user");
+  // No limit at all (an admin, or quotas switched off): nothing to count against.
+  const auto limits = limits_of(*owner);
+  if (!limits.spaces.value && !limits.cpus.value && !limits.memory.value && !limits.disk.value)
+    return;
   auto others = store_.spaces().list_for_owner(owner_id);
   std::erase_if(others, [&](const store::Space& s) { return s.id == space_id; });
   auto used = count_usage(others, store_.templates(), store_.users(), snapshot_rows_)[owner_id];
@@ -127,7 +139,7 @@ void Engine::check_quota(std::int64_t owner_id, const std::string& space_id,
   auto asked = usage_of(spec);
   if (!spec.disk_bytes && disk_files_)
     asked.disk = std::max<std::int64_t>(asked.disk, disk_files_->image_size_hint(spec.image));
-  if (const auto why = quota_refusal(owner->username, used, asked, limits_of(*owner)))
+  if (const auto why = quota_refusal(owner->username, used, asked, limits))
     throw EngineError(EngineError::Kind::Forbidden, *why);
 }
 
