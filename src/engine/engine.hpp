@@ -519,10 +519,10 @@ class Engine : public SpaceAccess {
   std::thread publisher_;
   std::mutex adopted_mutex_;
   std::map<std::string, std::int64_t> adopted_;  // space id -> operation its next enqueue takes
+  UsageMemo usage_memo_;  // what each space counts for (count_usage)
   std::unique_ptr<StatsSampler> stats_;
   IdleWatch idle_{timer_};
   Executor executor_;  // last: its threads stop before the members they use
 };
 
 }  // namespace bowline::engine
-  UsageMemo usage_memo_;                         // what each space counts for (count_usage)
