@@ -4,6 +4,8 @@
 # everything this run made removed on exit, also on failure.
 # Usage: crash_campaign_test.sh BOWLINE_BINARY [KILLS [SEED]]
 #   KILLS (default 50) kill points; SEED (default: a random one, printed) reproduces a run.
+#   CRASH_BUDGET (seconds, default none) stops starting kill points once spent; the run then
+#   fails only with fewer than CRASH_MIN_KILLS (default 1) kill points done.
 # Exit status 1 when an invariant failed after a kill (the table names the seed).
 set -uo pipefail
 
@@ -38,4 +40,5 @@ args=(--bowline "$BOWLINE" --work "$work" --images "$images" --data "$work/data"
   --bridge "$bridge" --cidr "$sub/28" --gateway "$gw" --range-start "$pre.$((base + 2))"
   --range-end "$pre.$((base + 14))" --kills "$KILLS")
 [ -n "$SEED" ] && args+=(--seed "$SEED")
+[ -n "${CRASH_BUDGET:-}" ] && args+=(--budget "$CRASH_BUDGET" --min-kills "${CRASH_MIN_KILLS:-1}")
 python3 "$here/crash_campaign.py" "${args[@]}"
