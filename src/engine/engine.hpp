@@ -403,6 +403,11 @@ class Engine : public SpaceAccess {
   // A restore the server left unfinished (engine_snapshots.cpp); false when the newest
   // operation is no restore.
   bool reconcile_restore(const store::Space& space, std::vector<store::Operation>& operations);
+  // After a snapshot or a snapshot's deletion that a stopped server cut short: the node's
+  // snapshots and the store's rows are made the same again (snapshots the store never
+  // recorded go; rows whose snapshot libvirt deleted go).
+  void reconcile_snapshots(const store::Space& space,
+                           const std::vector<store::Operation>& operations);
   // The share of an operation's progress (0-100) one step of it reports in.
   struct Stage {
     std::int64_t operation = 0;
@@ -519,7 +524,7 @@ class Engine : public SpaceAccess {
   std::thread publisher_;
   std::mutex adopted_mutex_;
   std::map<std::string, std::int64_t> adopted_;  // space id -> operation its next enqueue takes
-  UsageMemo usage_memo_;  // what each space counts for (count_usage)
+  UsageMemo usage_memo_;                         // what each space counts for (count_usage)
   std::unique_ptr<StatsSampler> stats_;
   IdleWatch idle_{timer_};
   Executor executor_;  // last: its threads stop before the members they use

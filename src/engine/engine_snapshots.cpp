@@ -1,6 +1,9 @@
 // Snapshots: taken, restored and deleted as operations on the space's queue, so
 // none overlaps a start, a stop or another snapshot of the same space. The node holds the data
 // (internal qcow2 snapshots on libvirt); the store holds what bowline says of each.
+#include <algorithm>
+#include <set>
+
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
 #include "engine/identifiers.hpp"
@@ -169,6 +172,35 @@ std::int64_t Engine::restore_space(const std::string& id, const std::string& nam
   });
 }
 
+void Engine::reconcile_snapshots(const store::Space& space,
+                                 const std::vector<store::Operation>& operations) {
+  const bool touched = std::any_of(operations.begin(), operations.end(), [](const auto& op) {
+    return op.kind == "snapshot" || op.kind == "snapshot-delete";
+  });
+  if (!touched) return;
+  executor_.submit(space.id, [this, id = space.id] {
+    const auto current = store_.spaces().get(id);
+    if (!current) return;
+    try {
+      auto& node = node_of(*current);
+      const auto names = node.snapshot_names(*current);
+      if (!names) return;
+      std::set<std::string> recorded;
+      for (const auto& row : snapshot_rows_.list_for_space(id)) {
+        recorded.insert(row.name);
+        if (std::find(names->begin(), names->end(), row.name) == names->end())
+          snapshot_rows_.remove(row.id);
+      }
+      for (const auto& name : *names)
+        if (!recorded.count(name)) node.delete_snapshot(*current, name);
+    } catch (const std::exception& e) {
+      if (settings_.log)
+        settings_.log("bowline server: the snapshots of " + current->name +
+                      " could not be checked after a restart: " + e.what());
+    }
+  });
+}
+
 // A restore cut short: libvirt may have reverted the disks or not, and a revert to a snapshot of
 // a running machine leaves it paused until the restore turns it off. Neither is the snapshot
 // the user asked for with any certainty: the machine goes off, the space is stopped and the
@@ -180,11 +212,16 @@ bool Engine::reconcile_restore(const store::Space& space,
     return false;
   end_interrupted(operations,
                   "the server stopped during the restore; the space is stopped: restore again");
+  // Stopping until the machine is off: nobody reads "stopped" while libvirt still reverts.
+  if (space.state != SpaceState::Stopping) set_state(space.id, SpaceState::Stopping);
   executor_.submit(space.id, [this, id = space.id] {
     const auto current = store_.spaces().get(id);
     if (!current) return;
     try {
       auto& node = node_of(*current);
+      // libvirt finishes a revert it started without the server: turned off before it ends,
+      // the machine would come back paused after it.
+      node.wait_for_jobs(*current);
       node.stay_off(*current);
       Progress quiet;  // the operation has ended: its steps are no one's to follow
       quiet.step = [](const std::string&, int) {};

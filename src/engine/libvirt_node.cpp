@@ -43,8 +43,13 @@ bool has_a_guest(const libvirt::DomainInfo& info) {
          info.status.state == libvirt::DomainState::Blocked;
 }
 
-Observation gone(const store::Space& space) {
-  return {MachineState::Gone, "the domain " + space.domain_name + " vanished from libvirt"};
+// What is left says what a start can do (a restored store on a host without its domains).
+Observation gone(const store::Space& space, bool files_left) {
+  return {MachineState::Gone,
+          "the domain " + space.domain_name + " vanished from libvirt" +
+              (files_left ? "; its disk is still there, and a start defines it again"
+                          : ", and its disk with it: restore the space's files under the images "
+                            "path, or delete the space")};
 }
 
 }  // namespace
@@ -192,19 +197,29 @@ static void tighten_space_files(const plan::Plan& plan) {
 }
 
 void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
-                               const spec::Spec& spec) {
+                               const spec::Spec& spec, bool made_before) {
   std::error_code ec;
+  const bool own_disk = spec::boots_from_disk(spec);
+  // A space that ran before and lost its disk (a restored store, a file removed by hand) must
+  // not boot a blank one in its place: its data would be gone without a word. Checked before
+  // anything is made, so the space's directory stays as missing as it was.
+  if (made_before && !own_disk && !fs::exists(plan.system_disk.path, ec))
+    throw EngineError(EngineError::Kind::Conflict,
+                      "the space's disk is gone (" + plan.system_disk.path +
+                          " is missing): restore it from a backup of the images path, or "
+                          "delete the space");
   if (!fs::exists(plan.space_dir, ec)) fs::create_directories(plan.space_dir);
-  if (spec::boots_from_disk(spec)) {
+  if (own_disk) {
     // disks[0] is the owner's disk object: the engine checked it exists; it is never made here.
     if (!fs::exists(plan.system_disk.path, ec))
       throw EngineError(
           EngineError::Kind::NotFound,
           "the boot disk " + spec.disks[0].name + " has no file at " + plan.system_disk.path);
-  } else if (!fs::exists(plan.system_disk.path, ec))
+  } else if (!fs::exists(plan.system_disk.path, ec)) {
     disks_.create_overlay(base, plan.system_disk.path, spec.disk_bytes);
-  else if (spec.disk_bytes)
+  } else if (spec.disk_bytes) {
     disks_.grow(plan.system_disk.path, *spec.disk_bytes);
+  }
   tighten_space_files(plan);
 }
 
@@ -272,7 +287,7 @@ Applied LibvirtNode::apply(const NodeSpace& s, const Progress& progress, bool ru
   const auto base = spec::boots_from_disk(s.spec) ? std::string() : resolve_image(s.spec, progress);
   auto plan = plan_for(s);
   progress.step("preparing disk", kPreparingDisk);
-  prepare_disk(plan, base, s.spec);
+  prepare_disk(plan, base, s.spec, s.space.applied_template_revision != 0);
   progress.step("writing cloud-init seed", kWritingSeed);
   write_seed(plan);
   progress.step("defining domain", kDefiningDomain);
@@ -403,7 +418,10 @@ void LibvirtNode::unwatch() {
 
 Observation LibvirtNode::observe(const store::Space& space) {
   const auto info = hypervisor_.lookup(space.domain_name);
-  if (!info) return gone(space);
+  if (!info) {
+    std::error_code ec;
+    return gone(space, fs::exists(plan::space_dir(s_.node.images_path, space.domain_name), ec));
+  }
   // QEMU stopped the vCPU on an error: the guest will not go on by itself, and a wait for its
   // boot would wait for ever (KVM's "emulation failure" on a host whose KVM cannot run it).
   if (const auto why = libvirt::paused_by_error(info->status); !why.empty())
@@ -415,6 +433,13 @@ Observation LibvirtNode::observe(const store::Space& space) {
                        "failure\": this host's KVM cannot run the guest; set server.domain_type "
                        "qemu (or auto) and start the space again"
                      : std::string())};
+  // A revert that a stopped server began and nobody finished: bowline's restore always ends
+  // with the machine off or resumed, and the interrupted one promised off (the operation said
+  // so), so off it goes rather than count as a running space that never runs.
+  if (libvirt::paused_by_revert(info->status)) {
+    hypervisor_.destroy(space.domain_name);
+    return {MachineState::Stopped, ""};
+  }
   if (has_a_guest(*info)) return {MachineState::Running, ""};
   return {has_saved_state(space.domain_name) ? MachineState::Suspended : MachineState::Stopped, ""};
 }

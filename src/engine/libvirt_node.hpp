@@ -79,6 +79,8 @@ class LibvirtNode final : public Node {
                                bool resume) override;
   void delete_snapshot(const store::Space& space, const std::string& name) override;
   void delete_snapshots_named(const store::Space& space, std::string_view prefix) override;
+  std::optional<std::vector<std::string>> snapshot_names(const store::Space& space) override;
+  void wait_for_jobs(const store::Space& space) override;
   void copy_disk_at(const store::Space& space, const std::string& name,
                     const std::filesystem::path& target, bool full) override;
 
@@ -135,7 +137,9 @@ class LibvirtNode final : public Node {
   void remember_network(const std::string& domain, const std::string& network);
   plan::Plan plan_for(const NodeSpace& space) const;
   std::string resolve_image(const spec::Spec& spec, const Progress& progress);
-  void prepare_disk(const plan::Plan& plan, const std::string& base, const spec::Spec& spec);
+  // `made_before`: the space ran before, so a missing disk is refused rather than made blank.
+  void prepare_disk(const plan::Plan& plan, const std::string& base, const spec::Spec& spec,
+                    bool made_before);
   void guard(plan::Plan& plan);
   void define(const NodeSpace& space, plan::Plan& plan);
   void start_domain(const plan::Plan& plan);

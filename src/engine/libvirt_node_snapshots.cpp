@@ -185,6 +185,21 @@ void LibvirtNode::delete_snapshots_named(const store::Space& space, std::string_
     if (s.name.starts_with(prefix)) hypervisor_.delete_snapshot(space.domain_name, s.name);
 }
 
+void LibvirtNode::wait_for_jobs(const store::Space& space) {
+  const auto deadline = timer_.now() + std::chrono::minutes(10);
+  while (hypervisor_.job_active(space.domain_name) && timer_.now() < deadline)
+    timer_.sleep_for(std::chrono::milliseconds(500));
+}
+
+std::optional<std::vector<std::string>> LibvirtNode::snapshot_names(const store::Space& space) {
+  if (!hypervisor_.lookup(space.domain_name)) return std::nullopt;
+  // A snapshot that was being taken is listed only once libvirt has finished it.
+  wait_for_jobs(space);
+  std::vector<std::string> names;
+  for (const auto& s : hypervisor_.snapshots(own_domain(space))) names.push_back(s.name);
+  return names;
+}
+
 void LibvirtNode::delete_all_snapshots(const std::string& domain) {
   std::vector<libvirt::SnapshotInfo> found;
   try {

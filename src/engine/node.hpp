@@ -181,6 +181,16 @@ class Node {
     (void)space;
     (void)prefix;
   }
+  // Returns once the node runs no long job on the machine any more (a snapshot, a revert or a
+  // save that a stopped server asked for and the node finishes without it), or after minutes.
+  virtual void wait_for_jobs(const store::Space& space) { (void)space; }
+  // The names of the machine's snapshots as the node has them, once any job that may change
+  // them (a snapshot a stopped server asked for) has ended; nullopt when the node keeps none
+  // or the machine is not there.
+  virtual std::optional<std::vector<std::string>> snapshot_names(const store::Space& space) {
+    (void)space;
+    return std::nullopt;
+  }
   // A new disk file `target` holding the machine's boot disk as snapshot `name` has it: an
   // overlay on the same base image, or with `full` a standalone copy. A failure leaves no file.
   virtual void copy_disk_at(const store::Space& space, const std::string& name,

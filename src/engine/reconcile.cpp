@@ -47,6 +47,7 @@ void Engine::reconcile_space(const store::Space& space, std::vector<store::Opera
     });
     return;
   }
+  reconcile_snapshots(space, operations);
   if (reconcile_restore(space, operations)) return;
   switch (space.state) {
     case SpaceState::Pending:

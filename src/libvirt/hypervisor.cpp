@@ -52,6 +52,10 @@ std::string paused_by_error(const DomainStatus& status) {
   }
 }
 
+bool paused_by_revert(const DomainStatus& status) {
+  return status.state == DomainState::Paused && status.reason == VIR_DOMAIN_PAUSED_FROM_SNAPSHOT;
+}
+
 const char* to_string(DomainState state) {
   switch (state) {
     case DomainState::NoState:
@@ -243,6 +247,9 @@ SnapshotInfo Hypervisor::create_snapshot(const std::string& domain, const std::s
 }
 std::vector<SnapshotInfo> Hypervisor::snapshots(const std::string& domain) {
   no_snapshots(domain, "list snapshots");
+}
+bool Hypervisor::job_active(const std::string&) {
+  return false;
 }
 void Hypervisor::revert_snapshot(const std::string& domain, const std::string&, bool) {
   no_snapshots(domain, "revert to a snapshot");

@@ -73,6 +73,8 @@ struct DomainStatus {
 // "emulation failure" shows as libvirt's unknown reason), or empty when nothing went wrong
 // (not paused, or paused by someone: a user, a snapshot, a save, a migration).
 std::string paused_by_error(const DomainStatus& status);
+// Whether a revert to a snapshot left the guest paused (libvirt's "from snapshot" reason).
+bool paused_by_revert(const DomainStatus& status);
 
 struct DomainInfo {
   std::string name;
@@ -350,6 +352,9 @@ class Hypervisor {
   virtual SnapshotInfo create_snapshot(const std::string& domain, const std::string& name,
                                        const std::string& description);
   virtual std::vector<SnapshotInfo> snapshots(const std::string& domain);  // oldest first
+  // Whether libvirt runs a long job on the domain now (a snapshot, a save, a migration), which
+  // may change its snapshots when it ends. False by default and for a domain that is not there.
+  virtual bool job_active(const std::string& domain);
   // Puts the domain back as the snapshot has it: its disks, its definition, and a running
   // snapshot's running state (paused instead with `paused`).
   virtual void revert_snapshot(const std::string& domain, const std::string& name, bool paused);

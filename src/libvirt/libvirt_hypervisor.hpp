@@ -88,6 +88,7 @@ class LibvirtHypervisor : public Hypervisor {
   SnapshotInfo create_snapshot(const std::string& domain, const std::string& name,
                                const std::string& description) override;
   std::vector<SnapshotInfo> snapshots(const std::string& domain) override;
+  bool job_active(const std::string& domain) override;
   void revert_snapshot(const std::string& domain, const std::string& name, bool paused) override;
   bool delete_snapshot(const std::string& domain, const std::string& name) override;
   unsigned freeze_filesystems(const std::string& domain) override;

@@ -138,6 +138,20 @@ std::vector<SnapshotInfo> LibvirtHypervisor::snapshots(const std::string& domain
   return detail::list_snapshots(d.get(), domain);
 }
 
+bool LibvirtHypervisor::job_active(const std::string& domain) {
+  const auto connection = impl_->connection();
+  virDomainPtr d = virDomainLookupByName(connection.get(), domain.c_str());
+  if (!d) {
+    virResetLastError();
+    return false;
+  }
+  virDomainJobInfo info{};
+  const bool active = virDomainGetJobInfo(d, &info) == 0 && info.type != VIR_DOMAIN_JOB_NONE;
+  virResetLastError();  // a shut-off domain has no job to report: not an error here
+  virDomainFree(d);
+  return active;
+}
+
 void LibvirtHypervisor::revert_snapshot(const std::string& domain, const std::string& name,
                                         bool paused) {
   const auto connection = impl_->connection();
