@@ -36,6 +36,8 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   if (!options_.log)
     options_.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   sockets_ = std::make_unique<SocketWatch>();
+  audit_ = std::make_unique<AuditTrail>(store_, options_.clock ? *options_.clock : system_clock_,
+                                        options_.audit, options_.log);
   consoles_ = std::make_unique<ConsoleHub>(
       [access = options_.access](const std::string& space_id) {
         return access->open_console(space_id);
@@ -63,6 +65,8 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_node_routes();
   add_access_routes();
   add_stats_routes();
+  add_audit_routes();
+  add_backup_route();
 }
 
 Api::~Api() {
@@ -95,15 +99,21 @@ bool changes_state(const std::string& method) {
 
 Response Api::handle(Request& request) {
   ++requests_;
-  bool authenticated = false;
-  auto response = guarded(request, [&] { return route(request, authenticated); });
-  response.authenticated = response.authenticated || authenticated;
+  Routed routed;
+  auto response = guarded(request, [&] { return route(request, routed); });
+  response.authenticated = response.authenticated || routed.user.has_value();
+  audit(request, routed, response);
   return response;
 }
 
-Response Api::route(Request& request, bool& authenticated) {
+Response Api::route(Request& request, Routed& routed) {
   if (!under_api(request.path)) return error_response(404, "no such path: " + request.path);
   const auto match = router_.match(request);
+  if (match.route) {
+    const auto access = match.route->access;
+    routed.socket = access == Access::Console || access == Access::Vnc ||
+                    access == Access::Tunnel || access == Access::Terminal;
+  }
   if (match.route && match.route->access == Access::Public) {
     auto response = match.route->handler(Caller{}, request);
     if (response.later) {
@@ -128,7 +138,7 @@ Response Api::route(Request& request, bool& authenticated) {
                                      "session (POST /api/v1/session)");
   }
   const Caller caller = std::move(*found);
-  authenticated = true;
+  routed.user = caller.user;
   // SameSite=Strict keeps the cookie off other sites' requests; the Origin and the token are
   // two more locks, for browsers or proxies that get SameSite wrong.
   if (caller.by_session && changes_state(request.method)) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/audit_trail.hpp"
 #include "api/http.hpp"
 #include "api/report_cache.hpp"
 #include "api/router.hpp"
@@ -53,6 +54,11 @@ struct ApiOptions {
   // Where the details of a 5xx go, one line each, under the error id its answer carries;
   // unset: standard error.
   std::function<void(const std::string&)> log;
+  // The audit log (audit_trail.hpp): on by default, in the store only.
+  AuditOptions audit;
+  // Writes a backup archive of the server (server/backup.hpp) to the sink, for GET
+  // /api/v1/backup; unset: that route answers 404.
+  std::function<void(const std::function<void(std::string_view)>& sink)> backup;
 };
 
 class ConsoleHub;
@@ -85,6 +91,8 @@ class Api {
   void add_access_routes();
   void add_stats_routes();
   void add_disk_routes();
+  void add_audit_routes();
+  void add_backup_route();
   void add_snapshot_routes();
   void add_export_routes();
   // Export and import (routes_transfer.cpp).
@@ -100,8 +108,16 @@ class Api {
   // Held by work that runs on after its request was answered (deferred answers, threads of
   // its own): the destructor waits until every copy is gone.
   std::shared_ptr<void> own_work();
-  // The route table's answer for `request`; `authenticated` is set once its credential is.
-  Response route(Request& request, bool& authenticated);
+  // What route() learnt of a request, for the audit log.
+  struct Routed {
+    std::optional<store::User> user;  // set once its credential is good
+    bool socket = false;              // a WebSocket route into a space
+  };
+  // The route table's answer for `request`.
+  Response route(Request& request, Routed& routed);
+  // Records `request` in the audit log when it changes state or opens a socket (a deferred
+  // answer when it is given).
+  void audit(const Request& request, const Routed& routed, Response& response);
   // `body`'s answer, or the error response for what it threw.
   Response guarded(const Request& request, const std::function<Response()>& body);
   // A route's deferred answer, made to take one of the caller's slow slots while it runs and
@@ -175,6 +191,7 @@ class Api {
   WebSessions sessions_;
   std::unique_ptr<ConsoleHub> consoles_;
   std::unique_ptr<SocketWatch> sockets_;
+  std::unique_ptr<AuditTrail> audit_;
   UserSlots socket_slots_;
   UserSlots stream_slots_;
   UserSlots slow_slots_;

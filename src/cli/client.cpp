@@ -260,8 +260,8 @@ std::string escape_segment(std::string_view segment) {
 
 Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
 
-ojson Client::call(const std::string& method, const std::string& path, const ojson* body,
-                   long* status_out) {
+std::string Client::perform(const std::string& method, const std::string& path, const ojson* body,
+                            long& status) {
   Easy handle = easy_handle();
   CURL* h = handle.get();
   const auto headers = make_headers(endpoint_, "application/json", body != nullptr);
@@ -285,23 +285,50 @@ ojson Client::call(const std::string& method, const std::string& path, const ojs
     throw_if_untrusted(trust, endpoint_, code == CURLE_PEER_FAILED_VERIFICATION, error_buffer);
     throw CliError(kExitUnreachable, unreachable_message(endpoint_, code, error_buffer));
   }
-  long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  if (status_out) *status_out = status;
+  return answer;
+}
 
-  ojson parsed;
-  bool is_json = true;
-  if (!answer.empty()) {
-    try {
-      parsed = ojson::parse(answer);
-    } catch (const std::exception&) {
-      is_json = false;
-    }
+namespace {
+
+// An answer's JSON, and whether it was JSON at all.
+ojson parsed_or_null(const std::string& answer, bool& is_json) {
+  is_json = true;
+  if (answer.empty()) return ojson();
+  try {
+    return ojson::parse(answer);
+  } catch (const std::exception&) {
+    is_json = false;
+    return ojson();
   }
+}
+
+}  // namespace
+
+std::string Client::get_bytes(const std::string& path) {
+  long status = 0;
+  auto answer = perform("GET", path, nullptr, status);
+  if (status < 200 || status >= 300) {
+    bool is_json = true;
+    const auto parsed = parsed_or_null(answer, is_json);
+    throw ApiError(exit_code_for_status(status), error_message(endpoint_, status, parsed, answer),
+                   status, parsed);
+  }
+  return answer;
+}
+
+ojson Client::call(const std::string& method, const std::string& path, const ojson* body,
+                   long* status_out) {
+  long status = 0;
+  const auto answer = perform(method, path, body, status);
+  if (status_out) *status_out = status;
+  const std::string url = endpoint_.server + path;
+
+  bool is_json = true;
+  const auto parsed = parsed_or_null(answer, is_json);
   if (status < 200 || status >= 300)
-    throw ApiError(exit_code_for_status(status),
-                   error_message(endpoint_, status, is_json ? parsed : ojson(), answer), status,
-                   is_json ? parsed : ojson());
+    throw ApiError(exit_code_for_status(status), error_message(endpoint_, status, parsed, answer),
+                   status, parsed);
   if (!is_json)
     throw CliError(kExitInvalid,
                    method + " " + url + ": the answer is not JSON: " + answer.substr(0, 200));

@@ -105,6 +105,8 @@ class Client {
   ojson call(const std::string& method, const std::string& path, const ojson* body = nullptr,
              long* status = nullptr);
   ojson get(const std::string& path) { return call("GET", path); }
+  // GET of an answer that is not JSON (an archive): its bytes; errors as call().
+  std::string get_bytes(const std::string& path);
   ojson post(const std::string& path, const ojson& body) { return call("POST", path, &body); }
   ojson put(const std::string& path, const ojson& body) { return call("PUT", path, &body); }
   ojson patch(const std::string& path, const ojson& body) { return call("PATCH", path, &body); }
@@ -113,6 +115,10 @@ class Client {
   }
 
  private:
+  // The request's answer as sent and its status; CliError when the server cannot be reached.
+  std::string perform(const std::string& method, const std::string& path, const ojson* body,
+                      long& status);
+
   Endpoint endpoint_;
   std::chrono::seconds timeout_{120};
 };

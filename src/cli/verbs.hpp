@@ -16,6 +16,7 @@ void add_space_top_verb(CLI::App& space_group, int& exit_code);  // space top
 void add_pool_verbs(CLI::App& app, int& exit_code);
 void add_user_verbs(CLI::App& app, int& exit_code);
 void add_token_verbs(CLI::App& app, int& exit_code);
+void add_admin_verbs(CLI::App& app, int& exit_code);  // admin audit
 void add_login_verb(CLI::App& app, int& exit_code);
 void add_node_verbs(CLI::App& app, int& exit_code);
 void add_image_verbs(CLI::App& app, int& exit_code);  // image adopt, run on a node

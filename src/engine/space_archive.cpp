@@ -29,7 +29,9 @@ void put_size(std::string& block, std::uint64_t size) {
   for (int i = 11; i >= 1; --i, size >>= 8) block[124 + i] = static_cast<char>(size & 0xff);
 }
 
-std::uint64_t parse_number(std::string_view field) {
+}  // namespace
+
+std::uint64_t tar_number(std::string_view field) {
   if (!field.empty() && (static_cast<unsigned char>(field[0]) & 0x80)) {
     std::uint64_t v = 0;
     for (std::size_t i = 1; i < field.size(); ++i)
@@ -44,6 +46,8 @@ std::uint64_t parse_number(std::string_view field) {
   }
   return v;
 }
+
+namespace {
 
 std::uint64_t padded(std::uint64_t size) {
   return (size + kBlock - 1) / kBlock * kBlock;
@@ -192,7 +196,7 @@ void ArchiveReader::take_header() {
   unsigned sum = 0;
   for (std::size_t i = 0; i < kBlock; ++i)
     sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(block[i]);
-  if (parse_number(std::string_view(block).substr(148, 8)) != sum)
+  if (tar_number(std::string_view(block).substr(148, 8)) != sum)
     throw ArchiveError("the archive is damaged: a tar header's checksum does not match");
   const std::string name(block.data(), strnlen(block.data(), 100));
   const char type = block[156];
@@ -204,7 +208,7 @@ void ArchiveReader::take_header() {
     if (m.name == name) throw ArchiveError("the archive has the member " + name + " twice");
   if (!manifest_.empty() || (!members_.empty() && members_.back().name == kManifestMember))
     throw ArchiveError("the archive has a member after its manifest");
-  const auto size = parse_number(std::string_view(block).substr(124, 12));
+  const auto size = tar_number(std::string_view(block).substr(124, 12));
   keep_ = nullptr;
   if (name == kSpaceMember) keep_ = &space_json_;
   if (name == kTemplateMember) keep_ = &template_yaml_;

@@ -46,6 +46,8 @@ struct Member {
 std::string tar_header(const std::string& name, std::uint64_t size, std::int64_t mtime);
 // Zeros from `size` to the next 512-byte boundary.
 std::string tar_padding(std::uint64_t size);
+// A header's number field (octal, or GNU base-256 past 8 GiB); ArchiveError when it is neither.
+std::uint64_t tar_number(std::string_view field);
 // The manifest's text; its size depends only on the members' names and sizes.
 std::string manifest_text(const std::vector<Member>& members);
 // The archive's size for members of these names and sizes (digests not needed).

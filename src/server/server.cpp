@@ -26,6 +26,8 @@
 #include "kubevirt/curl_client.hpp"
 #include "kubevirt/kubeconfig.hpp"
 #include "libvirt/libvirt_hypervisor.hpp"
+#include "server/backup.hpp"
+#include "server/data_dir_lock.hpp"
 #include "server/first_admin.hpp"
 #include "server/tls.hpp"
 #include "spec/ipv4.hpp"
@@ -91,6 +93,14 @@ api::ApiOptions api_options_for(const ServerSettings& settings,
   o.max_slow_requests_per_user = settings.max_slow_requests_per_user;
   o.log = std::move(log);
   o.max_import_size = settings.max_image_size;
+  o.audit.retention = settings.audit_retention;
+  o.audit.file = settings.audit_file;
+  // `settings` outlive the Api (run_server's).
+  o.backup = [&settings](const std::function<void(std::string_view)>& sink) {
+    write_backup({settings.data_dir, describe_settings(settings), settings.config_file,
+                  util::SystemClock().now_unix_ms()},
+                 sink);
+  };
   return o;
 }
 
@@ -306,6 +316,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     // The database holds password hashes: a directory we make is ours alone.
     if (fs::create_directories(settings.data_dir))
       fs::permissions(settings.data_dir, fs::perms::owner_all, fs::perm_options::replace);
+    const DataDirLock one_server(settings.data_dir);
     util::SystemClock clock;
     store::Store store(settings.data_dir / "bowline.db", clock);
     announce_first_admin(store, settings.data_dir / "admin.token", out, out_is_terminal);

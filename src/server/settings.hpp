@@ -87,6 +87,10 @@ struct ServerSettings {
   // How long events and finished operations are kept.
   std::chrono::hours event_retention{24 * 7};
   std::chrono::hours operation_retention{24 * 30};
+  // The audit log (docs/audit.md): kept in the store this long, and each entry also written as
+  // a JSON line to audit_file when one is set.
+  std::chrono::hours audit_retention{24 * 90};
+  std::filesystem::path audit_file;
   // How often what each space uses is sampled (0: never) and how long it is kept in memory.
   std::chrono::seconds stats_interval{10};
   std::chrono::seconds stats_history{3600};

@@ -389,6 +389,28 @@ const std::vector<Setting>& setting_table() {
        .details = "how long finished operations are kept; unfinished ones always stay",
        .set = [](auto& s, const auto& v) { s.operation_retention = parse::retention(v); },
        .show = [](const auto& s) { return show::hours(s.operation_retention); }},
+      {.key = "server.audit.retention",
+       .type = "duration",
+       .flag = "--audit-retention",
+       .env = "BOWLINE_AUDIT_RETENTION",
+       .default_value = "90d",
+       .summary = "how long the audit log keeps its entries (90d)",
+       .details = "how long the audit log keeps each entry (who changed what, and every socket "
+                  "opened into a space) in the store; older ones are pruned "
+                  "([audit.md](audit.md))",
+       .set = [](auto& s, const auto& v) { s.audit_retention = parse::retention(v); },
+       .show = [](const auto& s) { return show::hours(s.audit_retention); }},
+      {.key = "server.audit.file",
+       .type = "path",
+       .flag = "--audit-file",
+       .env = "BOWLINE_AUDIT_FILE",
+       .default_doc = "none",
+       .summary = "also append each audit entry to this file as a JSON line (for a log shipper)",
+       .details = "also append each audit entry to this file, one JSON object per line, for a "
+                  "log shipper; made 0600 and reopened for every entry, so log rotation needs "
+                  "no signal ([audit.md](audit.md))",
+       .set = [](auto& s, const auto& v) { s.audit_file = parse::path(v); },
+       .show = [](const auto& s) { return show::path_or(s.audit_file, "(none)"); }},
       {.key = "server.stats.interval",
        .type = "duration",
        .flag = "--stats-interval",

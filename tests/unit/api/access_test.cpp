@@ -8,6 +8,7 @@
 
 #include "api/console_hub.hpp"
 #include "api_test_support.hpp"
+#include "server/backup.hpp"
 #include "space_access_fakes.hpp"
 #include "ws_test_client.hpp"
 
@@ -31,6 +32,10 @@ class AccessTest : public ::testing::Test {
     ApiOptions options;
     options.access = &access_;
     options.sessions.first_lockout = 60s;
+    // The backup route, like the others, for admins only (server/backup.hpp).
+    options.backup = [this](const std::function<void(std::string_view)>& sink) {
+      server::write_backup({stack_.dir(), "", std::nullopt, 0}, sink);
+    };
     options.log = [this](const std::string& line) {
       std::lock_guard lock(log_mutex_);
       logged_ += line + "\n";

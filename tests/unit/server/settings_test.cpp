@@ -125,6 +125,8 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.limits.connections_per_address", {"10", "20", "4096"}},
       {"server.retention.events", {"1d", "48h", "7d"}},
       {"server.retention.operations", {"30d", "2d", "3d"}},
+      {"server.audit.retention", {"30d", "2d", "3d"}},
+      {"server.audit.file", {"/f.jsonl", "/e.jsonl", "/g.jsonl"}},
       {"server.stats.interval", {"5s", "0", "20s"}},
       {"server.stats.history", {"30m", "2h", "1d"}},
       {"server.idle.suspend_after", {"30m", "0", "2h"}},
