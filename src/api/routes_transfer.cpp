@@ -6,8 +6,12 @@
 //   import, client to server: 'D' archive bytes, then 'Z' (the end); the server answers 'Z'
 //     {"space", "operation"} or 'E' {"error", "status"}.
 // Each transfer runs on a thread of its own (never an HTTP worker's, whatever its pace).
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <thread>
@@ -108,12 +112,25 @@ std::optional<std::string> next_frame(ImportState& state) {
   return bytes;
 }
 
+// Why the staged disk could not be written, in the system's words: a full file system says
+// so even when the stream's buffered write lost errno on the way.
+std::runtime_error staged_write_error(const fs::path& staged) {
+  const int error = errno;
+  std::string why = error ? std::strerror(error) : "";
+  struct statvfs fsinfo {};
+  if ((error == 0 || error == ENOSPC) && ::statvfs(staged.parent_path().c_str(), &fsinfo) == 0 &&
+      fsinfo.f_bavail * fsinfo.f_frsize < (std::uint64_t{1} << 20))
+    why = std::strerror(ENOSPC);
+  return std::runtime_error("cannot write the staged disk" + (why.empty() ? "" : ": " + why));
+}
+
 // Receives the whole archive into `reader` (the disk into `staged`) and checks it.
-void receive_archive(ImportState& state, engine::archive::ArchiveReader& reader,
-                     std::ofstream& out) {
+void receive_archive(ImportState& state, engine::archive::ArchiveReader& reader, std::ofstream& out,
+                     const fs::path& staged) {
   while (auto bytes = next_frame(state)) reader.feed(std::string_view(*bytes).substr(1));
+  errno = 0;
   out.close();
-  if (!out) throw std::runtime_error("cannot write the staged disk");
+  if (!out) throw staged_write_error(staged);
   // Nothing is made until every member matches the manifest.
   reader.finish();
 }
@@ -272,11 +289,12 @@ std::string Api::import_archive(ImportState& state, const ImportAsk& ask) {
           // The header's size was checked against the room; this holds whatever it said.
           written += bytes.size();
           if (written > ask.room) throw HttpError(413, "the archive's disk is larger than it said");
+          errno = 0;
           out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-          if (!out) throw std::runtime_error("cannot write the staged disk");
+          if (!out) throw staged_write_error(staged);
         },
         ask.room);
-    receive_archive(state, reader, out);
+    receive_archive(state, reader, out, staged);
     if (const auto problem = files->standalone_problem(staged, ask.room); !problem.empty())
       throw HttpError(422, "the archive's disk.qcow2 is refused: " + problem);
     answer = make_imported_space(ask, reader, staged, made_template);
