@@ -57,12 +57,23 @@ std::string attempted_username(const Request& request) {
   return "";
 }
 
+// The agent a request says it comes from (X-Bowline-Agent: "mcp/get_space"), kept short and
+// printable: it is the caller's word, recorded as such.
+std::string agent_of(const Request& request) {
+  std::string agent;
+  for (const char c : request.header("x-bowline-agent").substr(0, 64))
+    if (c > ' ' && c < 0x7f) agent += c;
+  return agent;
+}
+
 }  // namespace
 
 void Api::audit(const Request& request, const Routed& routed, Response& response) {
   const bool changes =
       request.method != "GET" && request.method != "HEAD" && request.method != "OPTIONS";
-  if (!audit_->enabled() || (!changes && !routed.socket)) return;
+  // An agent's calls are all recorded, reads too: what it looked at is part of what it did.
+  const auto agent = agent_of(request);
+  if (!audit_->enabled() || (!changes && !routed.socket && agent.empty())) return;
   store::AuditEntry entry;
   if (routed.user) {
     entry.user_id = routed.user->id;
@@ -72,7 +83,7 @@ void Api::audit(const Request& request, const Routed& routed, Response& response
   }
   entry.peer = client_address(request, options_.sessions.trusted_proxies);
   // The path only: a query string or a body may carry secrets.
-  entry.action = request.method + " " + request.path;
+  entry.action = request.method + " " + request.path + (agent.empty() ? "" : " [" + agent + "]");
   if (!response.later) {
     entry.space_id = space_of(request, response);
     entry.status = response.upgrade ? 101 : response.status;

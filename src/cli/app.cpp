@@ -50,6 +50,7 @@ void add_verbs(CLI::App& app, int& exit_code) {
   add_user_verbs(app, exit_code);
   add_token_verbs(app, exit_code);
   add_admin_verbs(app, exit_code);
+  add_mcp_verb(app, exit_code);
   add_login_verb(app, exit_code);
   add_node_verbs(app, exit_code);
   add_image_verbs(app, exit_code);

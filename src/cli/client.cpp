@@ -171,6 +171,8 @@ Headers make_headers(const Endpoint& endpoint, const char* accept, bool json_bod
   if (json_body) raw = curl_slist_append(raw, "Content-Type: application/json");
   if (!endpoint.token.empty())
     raw = curl_slist_append(raw, ("Authorization: Bearer " + endpoint.token).c_str());
+  if (!endpoint.agent.empty())
+    raw = curl_slist_append(raw, ("X-Bowline-Agent: " + endpoint.agent).c_str());
   raw = curl_slist_append(raw, "Expect:");
   return Headers(raw);
 }

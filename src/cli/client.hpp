@@ -60,6 +60,8 @@ struct Endpoint {
   // with it is accepted. Empty: the system's trust store decides.
   std::string fingerprint;
   std::string fingerprint_from;  // the login file's path, "--accept-fingerprint", ...
+  // Sent as X-Bowline-Agent ("mcp/TOOL"): the server records such calls in its audit log.
+  std::string agent;
 };
 
 // The login file: the server and token of the last `bowline login`, and the certificate

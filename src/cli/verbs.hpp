@@ -16,7 +16,8 @@ void add_space_top_verb(CLI::App& space_group, int& exit_code);  // space top
 void add_pool_verbs(CLI::App& app, int& exit_code);
 void add_user_verbs(CLI::App& app, int& exit_code);
 void add_token_verbs(CLI::App& app, int& exit_code);
-void add_admin_verbs(CLI::App& app, int& exit_code);  // admin audit
+void add_admin_verbs(CLI::App& app, int& exit_code);  // admin audit|backup|restore
+void add_mcp_verb(CLI::App& app, int& exit_code);     // an MCP server for agents
 void add_login_verb(CLI::App& app, int& exit_code);
 void add_node_verbs(CLI::App& app, int& exit_code);
 void add_image_verbs(CLI::App& app, int& exit_code);  // image adopt, run on a node
