@@ -70,18 +70,7 @@ class EngineFixture : public ::testing::Test {
     local.timer = &timer_;
     local.host_addresses = [] { return std::set<std::uint32_t>{}; };
     node_ = std::make_unique<LibvirtNode>(*hypervisor_, *cache_, *disks_, host_, local);
-    EngineSettings settings;
-    settings.timer = &timer_;
-    // Not this machine's addresses: bridges other tests make must not shrink a test's range.
-    settings.host_addresses = [] { return std::set<std::uint32_t>{}; };
-    // The sampler's own rounds are a day apart in the manual time: tests that need rounds
-    // call stats().sample() themselves, at the times they choose.
-    settings.stats.interval = std::chrono::hours(24);
-    settings.stats.history = std::chrono::hours(24);
-    engine_ = std::make_unique<Engine>(*store_, *bus_, settings);
-    engine_->add_node(*node_);
-    engine_->set_disk_files(*files_);
-    engine_->start();
+    start_engine();
     alice_ = store_->users().create({"alice", "", "", std::nullopt, "", {}, {}}).id;
     bob_ = store_->users().create({"bob", "", "", std::nullopt, "", {}, {}}).id;
     static std::atomic<int> counter{0};
@@ -100,6 +89,25 @@ class EngineFixture : public ::testing::Test {
     engine_.reset();
     std::error_code ec;
     fs::remove_all(root_, ec);
+  }
+
+  // A new engine on the same store and node, as after a restart of the server: start()
+  // reconciles what the previous one left.
+  void start_engine() {
+    if (engine_) engine_->wait_idle();
+    engine_.reset();
+    EngineSettings settings;
+    settings.timer = &timer_;
+    // Not this machine's addresses: bridges other tests make must not shrink a test's range.
+    settings.host_addresses = [] { return std::set<std::uint32_t>{}; };
+    // The sampler's own rounds are a day apart in the manual time: tests that need rounds
+    // call stats().sample() themselves, at the times they choose.
+    settings.stats.interval = std::chrono::hours(24);
+    settings.stats.history = std::chrono::hours(24);
+    engine_ = std::make_unique<Engine>(*store_, *bus_, settings);
+    engine_->add_node(*node_);
+    engine_->set_disk_files(*files_);
+    engine_->start();
   }
 
   std::string add_template(const std::string& yaml) {
