@@ -307,6 +307,21 @@ bssh_batch=(-- "${key_opts[@]}")
 check "tunnel/ssh: bowline ssh dev runs hostname on the first connection, key pinned" \
   [ "$(in_client "$bowline" ssh dev "${bssh_batch[@]}" hostname 2>"$work/bssh.err")" = "$hostname" ]
 [ -s "$work/bssh.err" ] && sed 's/^/  bowline ssh: /' "$work/bssh.err"
+# Agents: bowline mcp's run_command (docs/agents.md) over the same tunnel, as the user, with
+# the key in an ssh-agent as a user's desktop has it; one JSON-RPC exchange on stdin/stdout.
+eval "$(ssh-agent -s)" >/dev/null && ssh-add -q "$work/id_ed25519" 2>/dev/null
+mcp_reply=$(printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"space":"dev","command":"hostname; id -un"}}}' |
+  in_client env SSH_AUTH_SOCK="$SSH_AUTH_SOCK" "$bowline" mcp 2>"$work/mcp.err" | tail -n 1)
+mcp_text=$(python3 -c 'import json,sys; r=json.loads(sys.stdin.read())["result"]
+print(("error " if r["isError"] else "") + r["content"][0]["text"])' <<<"$mcp_reply" 2>/dev/null)
+mcp_want=$(printf 'exit code 0\nstdout:\n%s\n%s' "$hostname" "$user")
+check "agents: bowline mcp's run_command runs as the owner over the tunnel" \
+  [ "${mcp_text:0:${#mcp_want}}" = "$mcp_want" ]
+[ "${mcp_text:0:${#mcp_want}}" = "$mcp_want" ] ||
+  log "mcp answered: ${mcp_reply:0:600} $(head -c 600 "$work/mcp.err")"
+ssh-agent -k >/dev/null 2>&1
 pinned=$(as_user known-hosts dev.bowline | ssh-keygen -lf - | awk '{ print $2 }')
 actual=$(guest "ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub" 2>>"$work/ssh.err" | awk '{ print $2 }')
 check "tunnel/ssh: the guest's host key is the one the server made ($pinned)" \
