@@ -1,7 +1,9 @@
 // The web UI's shell: the session, the navigation and the page for the current hash route.
 import { html, render, useState, useEffect, useRef, useRoute, isAdmin, go } from "/ui/lib.js";
 import * as api from "/ui/api.js";
-import { SpacesPage, SpaceDetail, startSpaceStore } from "/ui/spaces.js";
+import { SpacesPage } from "/ui/spaces.js";
+import { SpaceDetail } from "/ui/space_detail.js";
+import { startSpaceStore } from "/ui/space_store.js";
 import { TemplatesPage, TemplateEditor } from "/ui/templates.js";
 import { UsersPage } from "/ui/users.js";
 import { PoolsPage } from "/ui/pools.js";

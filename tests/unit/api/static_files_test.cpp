@@ -164,7 +164,7 @@ TEST(StaticFilesGenerated, EventKindsModuleIsServedWithRevalidation) {
   again.headers["if-none-match"] = tag;
   EXPECT_EQ(files.handle(again).status, 304);
   // And the UI uses it, spelling no kind itself.
-  for (const char* page : {"spaces.js", "api.js"}) {
+  for (const char* page : {"space_store.js", "api.js"}) {
     const auto text =
         test_support::read_file(test_support::source_path(std::string("web/ui/") + page));
     EXPECT_NE(text.find("from \"/ui/event-kinds.js\""), std::string::npos) << page;
