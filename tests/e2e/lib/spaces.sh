@@ -69,7 +69,10 @@ spaces_remove_domains() {
   local d
   for d in $($VIRSH list --all --name 2>/dev/null | grep "^$1"); do
     $VIRSH -q destroy "$d" >/dev/null 2>&1 || true
-    $VIRSH -q undefine --nvram "$d" >/dev/null 2>&1 || $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
+    # Snapshots and a managed save would make a plain undefine refuse and leave the domain.
+    $VIRSH -q undefine --nvram --snapshots-metadata --managed-save "$d" >/dev/null 2>&1 ||
+      $VIRSH -q undefine --snapshots-metadata --managed-save "$d" >/dev/null 2>&1 ||
+      $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
   done
 }
 
