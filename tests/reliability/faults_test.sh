@@ -12,6 +12,8 @@
 #   guard-table-gone     the guest guard's nftables table deleted (what `nft flush ruleset` does
 #                        to it, without flushing the shared host's other rules): the server writes
 #                        it again with the running space's chains within its check interval
+#   libvirtd-away/back   libvirtd killed (SIGKILL): a start fails saying so instead of hanging,
+#                        the running guest runs on; libvirtd started again: the server goes on
 # Usage: faults_test.sh BOWLINE_BINARY
 # Prints one ok/FAIL line per check and "N passed, M failed"; exit status 1 when a check failed.
 set -uo pipefail
@@ -131,6 +133,35 @@ guard_back() {
   return 1
 }
 check_cmd "guard-table-gone: the server writes $table again with a1's chains" guard_back
+
+# --- libvirtd killed, then started again -------------------------------------------------------
+# QEMU does not belong to libvirtd: guests run on without it. Meanwhile a request that needs it
+# fails saying so (never hangs); once it is back the server goes on through a new connection.
+cp "$work/m1-disk.qcow2" "$disk"
+bw space stop m1 --wait --timeout "$WAIT" || true
+a1_pid=$(qemu_pid a1)
+# Whatever happens from here, the machine's libvirtd runs again before this test ends: every
+# later test needs it (and the clean-up below it too).
+trap 'pgrep -x libvirtd >/dev/null || libvirtd -d; _spaces_cleanup' EXIT
+kill -9 $(pidof libvirtd)
+out=$(timeout 120 "$BOWLINE" space start m1 --wait --timeout 90 2>&1)
+check_eq "libvirtd-away: a start fails (exit code 1) rather than wait for ever" 1 "$?"
+check_match "libvirtd-away: ... saying libvirt is away" '[Ll]ibvirt|connect' "$out"
+log "what the start said while libvirtd was away: $(tail -n 1 <<<"$out")"
+libvirtd -d
+libvirt_back() {
+  local deadline=$(($(date +%s) + 60))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    $VIRSH -q list >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  return 1
+}
+libvirt_back || abort "libvirtd did not come back"
+check_eq "libvirtd-back: a1 ran on under the same QEMU" "running $a1_pid" \
+  "$(space_json a1 | jq -r .state) $(qemu_pid a1)"
+check_cmd "libvirtd-back: the server goes on: m1 starts" bw space start m1 --wait --timeout "$WAIT"
+check_cmd "libvirtd-back: ... and stops" bw space stop m1 --wait --timeout "$WAIT"
 
 for s in a1 m1; do bw space delete "$s" --wait --timeout "$WAIT" || true; done
 server_stop TERM
