@@ -91,6 +91,8 @@ Response error_response(int status, const std::string& message,
   return response;
 }
 
+constexpr int kSqliteFull = 13;  // SQLITE_FULL: the database's disk is full
+
 bool changes_state(const std::string& method) {
   return method != "GET" && method != "HEAD" && method != "OPTIONS";
 }
@@ -214,6 +216,14 @@ Response Api::guarded(const Request& request, const std::function<Response()>& b
     return error_response(404, e.what());
   } catch (const store::ConflictError& e) {
     return error_response(409, e.what());
+  } catch (const store::SqliteError& e) {
+    // The store's disk full is the operator's to fix, and nothing was written: say so plainly.
+    if (e.code() == kSqliteFull)
+      return server_error(request, 507,
+                          "the server's store has no room left (the disk of its data directory "
+                          "is full): nothing was changed; free space there and try again",
+                          e.what());
+    return server_error(request, 500, "internal error", e.what());
   } catch (const util::UpstreamError& e) {
     return server_error(request, 502, util::redact_host_paths(e.upstream() + ": " + e.what()),
                         e.what());

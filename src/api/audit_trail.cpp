@@ -27,7 +27,7 @@ void AuditTrail::record(store::AuditEntry entry) {
   if (!options_.enabled) return;
   try {
     if (entry.time == 0) entry.time = clock_.now_unix_ms();
-    entry = store_.audit().append(std::move(entry));
+    entry = store_.audit().append(entry);
     prune_now_and_then(entry.time);
   } catch (const std::exception& e) {
     log_("bowline server: the audit log could not record " + entry.action + ": " + e.what());

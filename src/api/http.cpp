@@ -142,6 +142,8 @@ const char* reason_phrase(int status) {
       return "Bad Gateway";
     case 503:
       return "Service Unavailable";
+    case 507:
+      return "Insufficient Storage";
     default:
       return "Unknown";
   }
