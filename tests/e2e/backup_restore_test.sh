@@ -12,7 +12,7 @@
 #            running; one whose domain went but whose disk is there shows why and starts again
 #            with the same disk; one whose disk went too shows why and refuses to start rather
 #            than boot a blank disk; a second restore without --force is refused
-# Networks: an isolated libvirt network on a free /27 of 198.51.100.0/24 (lib/net.sh). Everything
+# Networks: an isolated libvirt network on a free /27 of 198.51.100.0/24 (spaces_nat_network). Everything
 # made here starts with bwe2e and is removed on exit, also on failure.
 # Usage: backup_restore_test.sh BOWLINE_BINARY
 set -uo pipefail
@@ -36,12 +36,7 @@ spaces_begin backup_restore_test
 images=$work/images
 spaces_prepare_images "$images" || abort "building the test guest into $images/cloud-images"
 
-nsub=$(net_free_subnet 27) || abort "no free /27 in 198.51.100.0/24"
-npre=${nsub%.*}
-nbase=${nsub##*.}
-natnet=$prefix-nat
-net_isolated_create "$natnet" "bwe2eb$tag" "$npre.$((nbase + 1))/27" "$npre.$((nbase + 10))" \
-  "$npre.$((nbase + 20))" || abort "isolated network $natnet"
+spaces_nat_network
 
 flags=(--images-path "$images" --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 30)
 server_start "$BOWLINE" "$work/server-1.log" --data-dir "$work/data" "${flags[@]}" ||
@@ -50,18 +45,7 @@ alice=$("$BOWLINE" user create alice -o json | jq -r .token)
 mallory=$("$BOWLINE" user create mallory -o json | jq -r .token)
 [ "${alice:-null}" != null ] && [ "${mallory:-null}" != null ] || abort "user create alice, mallory"
 
-cat >"$work/tiny.yaml" <<YAML
-name: $prefix-\${{ .space.name }}
-hostname: \${{ .space.name }}
-image: $SPACES_IMAGE
-memory: 128M
-cpus: 1
-network:
-  mode: nat
-  bridge: $natnet
-console: true
-YAML
-bw template create "$work/tiny.yaml" --name tiny >/dev/null || abort "template create tiny"
+spaces_tiny_template tiny
 # kept: its domain runs on; moved: its domain goes, its disk stays; lost: both go.
 for s in kept moved lost; do
   bw space create tiny "$s" --owner alice --wait --no-ready --timeout "$WAIT" || abort "space create $s"

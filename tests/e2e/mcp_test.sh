@@ -7,7 +7,7 @@
 #             errors that say why; an unknown tool is a protocol error
 #   ssh       run_command on a guest without sshd is a tool error with ssh's words
 #   audit     every call is in the audit log under its user, marked [mcp/TOOL], reads included
-# Networks: an isolated libvirt network on a free /27 of 198.51.100.0/24 (lib/net.sh). Everything
+# Networks: an isolated libvirt network on a free /27 of 198.51.100.0/24 (spaces_nat_network). Everything
 # made here starts with bwe2e and is removed on exit, also on failure.
 # Usage: mcp_test.sh BOWLINE_BINARY
 set -uo pipefail
@@ -34,29 +34,13 @@ spaces_begin mcp_test
 images=$work/images
 spaces_prepare_images "$images" || abort "building the test guest into $images/cloud-images"
 
-nsub=$(net_free_subnet 27) || abort "no free /27 in 198.51.100.0/24"
-npre=${nsub%.*}
-nbase=${nsub##*.}
-natnet=$prefix-nat
-net_isolated_create "$natnet" "bwe2em$tag" "$npre.$((nbase + 1))/27" "$npre.$((nbase + 10))" \
-  "$npre.$((nbase + 20))" || abort "isolated network $natnet"
+spaces_nat_network
 
 server_start "$BOWLINE" "$work/server.log" --data-dir "$work/data" --images-path "$images" \
   --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 20 || abort "bowline server"
 mallory=$("$BOWLINE" user create mallory -o json | jq -r .token)
 [ "${mallory:-null}" != null ] || abort "user create mallory"
-cat >"$work/tiny.yaml" <<YAML
-name: $prefix-\${{ .space.name }}
-hostname: \${{ .space.name }}
-image: $SPACES_IMAGE
-memory: 128M
-cpus: 1
-network:
-  mode: nat
-  bridge: $natnet
-console: true
-YAML
-bw template create "$work/tiny.yaml" --name tiny >/dev/null || abort "template create tiny"
+spaces_tiny_template tiny
 
 out=$(cd "$web" && node tests/mcp_agent.mjs "$BOWLINE" tiny agent1 "$mallory" 2>"$work/agent.err")
 [ -n "$out" ] || {

@@ -9,6 +9,10 @@
 #                                    user reads), once it is not "-", waiting up to SECS
 #   dom_mac | dom_memory | dom_disk DOMAIN   first NIC's MAC, memory (KiB), first disk's file
 #   spaces_remove_domains PREFIX     destroys and undefines every domain whose name starts so
+#   spaces_nat_network               an isolated libvirt network on a free /27 of 198.51.100.0/24
+#                                    for NAT spaces; sets $natnet (aborts when it cannot)
+#   spaces_tiny_template NAME        uploads template NAME: the tiny guest, 128M, 1 CPU, NAT on
+#                                    $natnet, console on, domains named $prefix-<space>
 #   spaces_begin NAME                the common start of a test: $tag and $prefix (domain names),
 #                                    log and abort, a clean-up on exit (server, domains,
 #                                    networks, work dir), the preflight, and $work under
@@ -74,6 +78,31 @@ spaces_remove_domains() {
       $VIRSH -q undefine --snapshots-metadata --managed-save "$d" >/dev/null 2>&1 ||
       $VIRSH -q undefine "$d" >/dev/null 2>&1 || true
   done
+}
+
+spaces_nat_network() {
+  local nsub npre nbase
+  nsub=$(net_free_subnet 27) || abort "no free /27 in 198.51.100.0/24"
+  npre=${nsub%.*}
+  nbase=${nsub##*.}
+  natnet=$prefix-nat
+  net_isolated_create "$natnet" "bwe2en$tag" "$npre.$((nbase + 1))/27" "$npre.$((nbase + 10))" \
+    "$npre.$((nbase + 20))" || abort "isolated network $natnet"
+}
+
+spaces_tiny_template() {
+  cat >"$work/$1.yaml" <<YAML
+name: $prefix-\${{ .space.name }}
+hostname: \${{ .space.name }}
+image: $SPACES_IMAGE
+memory: 128M
+cpus: 1
+network:
+  mode: nat
+  bridge: $natnet
+console: true
+YAML
+  bw template create "$work/$1.yaml" --name "$1" >/dev/null || abort "template create $1"
 }
 
 # no_domain DOMAIN: libvirt does not know DOMAIN.
