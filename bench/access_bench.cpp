@@ -586,7 +586,7 @@ int tunnel(int rounds, int megabytes) {
   options.port = 0;
   api::HttpServer server(options, [&echo](api::Request&) {
     return api::bridge_upgrade(
-        util::tcp_connect("127.0.0.1", echo.port(), 5s), {.half_close = true},
+        util::tcp_connect("127.0.0.1", echo.port(), 5s), {.half_close = true, .filter_input = {}},
         [](std::shared_ptr<api::SocketPeer>) { return std::uint64_t{0}; }, [](std::uint64_t) {});
   });
   server.start();

@@ -7,6 +7,7 @@
 #include "api/error_status.hpp"
 #include "api/json.hpp"
 #include "api/origin.hpp"
+#include "api/space_roles.hpp"
 #include "store/errors.hpp"
 #include "util/host_paths.hpp"
 #include "util/upstream_error.hpp"
@@ -60,6 +61,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_pool_routes();
   add_disk_routes();
   add_snapshot_routes();
+  add_share_routes();
   add_export_routes();
   add_event_routes();
   add_node_routes();
@@ -262,10 +264,15 @@ std::optional<Caller> Api::caller_of(const Request& request, std::string* csrf) 
   return caller;
 }
 
-store::Space Api::visible_space(const Caller& caller, const std::string& id) {
+store::Space Api::visible_space(const Caller& caller, const std::string& id,
+                                store::ShareRole need) {
   auto space = store_.spaces().get(id);
-  if (!space || (!caller.admin() && space->owner_id != caller.user.id))
-    throw HttpError(404, "no space with id " + id);
+  const auto role = space ? role_on(store_, caller, *space) : std::nullopt;
+  if (!role) throw HttpError(404, "no space with id " + id);
+  if (!at_least(*role, need))
+    throw HttpError(403, "space " + space->name + " is shared with you as " +
+                             store::to_string(*role) + "; this needs the " +
+                             store::to_string(need) + " role");
   return *space;
 }
 

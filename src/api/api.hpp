@@ -94,6 +94,9 @@ class Api {
   void add_audit_routes();
   void add_backup_route();
   void add_snapshot_routes();
+  void add_share_routes();
+  // The space when the caller may change its shares (its owner or an admin): 404 / 403 / 409.
+  store::Space shared_space(const Caller& caller, const std::string& id);
   void add_export_routes();
   // Export and import (routes_transfer.cpp).
   void add_import_route();
@@ -165,9 +168,10 @@ class Api {
   // The upgrade's socket is watched while it is open (watch_credential), closed once refused.
   void watch_upgrade(Upgrade& upgrade, const Request& request, SocketCheck check);
 
-  // The space with `id` when the caller may see it; HttpError 404 otherwise (also for a
-  // space that exists but is another user's).
-  store::Space visible_space(const Caller& caller, const std::string& id);
+  // The space with `id` when the caller holds `need` on it (space_roles.hpp: its owner and
+  // admins hold all); HttpError 404 when they may not see it at all (also for a space that
+  // exists but is another user's), 403 naming the role when their share's is too low.
+  store::Space visible_space(const Caller& caller, const std::string& id, store::ShareRole need);
   nlohmann::json space_json_of(const store::Space& space);
   // Whose disks a request means: the caller, or the named user for an admin (403 otherwise).
   store::User disk_owner(const Caller& caller, const std::optional<std::string>& owner);

@@ -8,13 +8,16 @@
 // (Response::deferred): a resume, a TCP connect or an SSH login waits on the guest.
 #include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 
 #include "api/api.hpp"
 #include "api/console_hub.hpp"
 #include "api/origin.hpp"
+#include "api/rfb_view_only.hpp"
 #include "api/socket_bridge.hpp"
+#include "api/space_roles.hpp"
 #include "api/terminal_bridge.hpp"
 #include "util/strings.hpp"
 
@@ -64,7 +67,7 @@ std::string listed_ports(const spec::Spec& spec) {
 store::Space Api::access_space(const Caller& caller, const Request& request,
                                store::Permission permission) {
   check_origin(caller, request);
-  const auto space = visible_space(caller, request.param("id"));
+  const auto space = visible_space(caller, request.param("id"), store::ShareRole::Viewer);
   if (!has_permission(caller, permission))
     throw HttpError(403, std::string("this needs the permission ") + store::to_string(permission));
   const auto spec = engine_.space_spec(space);
@@ -82,15 +85,16 @@ store::Space Api::awake(const Caller& caller, store::Space space, const Request&
                         const std::string& why) {
   if ((space.state != store::SpaceState::Suspended &&
        space.state != store::SpaceState::Suspending) ||
-      util::to_lower(request.header("upgrade")) != "websocket")
+      util::to_lower(request.header("upgrade")) != "websocket" ||
+      !holds(store_, caller, space, store::ShareRole::User))  // a viewer only watches
     return space;
   options_.access->wake(space.id, why);
-  return visible_space(caller, space.id);
+  return visible_space(caller, space.id, store::ShareRole::Viewer);
 }
 
 store::Space Api::tunnel_space(const Caller& caller, const Request& request, bool wake) {
   check_origin(caller, request);
-  auto space = visible_space(caller, request.param("id"));
+  auto space = visible_space(caller, request.param("id"), store::ShareRole::User);
   const auto port = port_of(request);
   if (port != 22) {
     const auto spec = engine_.space_spec(space);
@@ -112,7 +116,7 @@ store::Space Api::tunnel_space(const Caller& caller, const Request& request, boo
 
 store::Space Api::terminal_space(const Caller& caller, const Request& request, bool wake) {
   check_origin(caller, request);
-  auto space = visible_space(caller, request.param("id"));
+  auto space = visible_space(caller, request.param("id"), store::ShareRole::User);
   if (!has_permission(caller, store::Permission::UseWebTerminal))
     throw HttpError(403, "the terminal needs the permission use-web-terminal");
   if (wake) space = awake(caller, space, request, "terminal");
@@ -166,8 +170,12 @@ Response Api::console(const Caller& caller, const Request& request) {
   auto* hub = consoles_.get();
   // Not "running": a console viewer stays attached across a restart and sees the new
   // boot.
-  auto check = [this](const Caller& c, const Request& r) {
-    access_space(c, r, store::Permission::UseWebTerminal);
+  // A viewer's keys go nowhere; the role is asked again with every check.
+  auto typing =
+      std::make_shared<std::atomic<bool>>(holds(store_, caller, space, store::ShareRole::User));
+  auto check = [this, typing](const Caller& c, const Request& r) {
+    typing->store(holds(store_, c, access_space(c, r, store::Permission::UseWebTerminal),
+                        store::ShareRole::User));
   };
   upgrade->open = [this, hub, key, viewer, request, check](std::shared_ptr<SocketPeer> peer) {
     std::lock_guard lock(viewer->mutex);
@@ -175,7 +183,8 @@ Response Api::console(const Caller& caller, const Request& request) {
     viewer->peer = peer;
     viewer->id = hub->attach(key, std::move(peer));
   };
-  upgrade->message = [hub, key, viewer](std::string bytes) {
+  upgrade->message = [hub, key, viewer, typing](std::string bytes) {
+    if (!typing->load()) return;
     if (hub->input(key, std::move(bytes))) return;
     std::shared_ptr<SocketPeer> peer;
     {
@@ -202,12 +211,22 @@ void Api::add_vnc_route() {
                       awake(caller, access_space(caller, request, store::Permission::UseVnc),
                             request, "display");
                   check_running_upgrade(space, request);
+                  // A viewer's display shows, but its keys and pointer never reach the
+                  // guest; one opened with input closes when the role drops to viewer.
+                  const bool input = holds(store_, caller, space, store::ShareRole::User);
+                  BridgeOptions options;
+                  if (!input)
+                    options.filter_input = [rfb = std::make_shared<RfbViewOnly>()](
+                                               std::string bytes) { return rfb->filter(bytes); };
                   const int fd = options_.access->open_display(space.id);
-                  auto check = [this](const Caller& c, const Request& r) {
-                    check_running_upgrade(access_space(c, r, store::Permission::UseVnc), r);
+                  auto check = [this, input](const Caller& c, const Request& r) {
+                    const auto now = access_space(c, r, store::Permission::UseVnc);
+                    check_running_upgrade(now, r);
+                    if (input && !holds(store_, c, now, store::ShareRole::User))
+                      throw HttpError(403, "your share of the space is view-only now");
                   };
                   return bridge_upgrade(
-                      fd, {},
+                      fd, std::move(options),
                       [this, request, check](std::shared_ptr<SocketPeer> peer) {
                         return watch_socket(request, check, std::move(peer));
                       },
@@ -224,7 +243,7 @@ void Api::add_tunnel_route() {
                   const int fd = options_.access->open_port(space.id, port_of(request));
                   auto check = [this](const Caller& c, const Request& r) { tunnel_space(c, r); };
                   return bridge_upgrade(
-                      fd, {.half_close = true},
+                      fd, {.half_close = true, .filter_input = {}},
                       [this, request, check](std::shared_ptr<SocketPeer> peer) {
                         return watch_socket(request, check, std::move(peer));
                       },

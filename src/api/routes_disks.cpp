@@ -91,7 +91,7 @@ void Api::add_disk_routes() {
         if (auto from = string_field(body, "fromSpace")) {
           // By name among the owner's spaces, or by id; someone else's is not found.
           auto space = store_.spaces().find_by_name(create.owner_id, *from);
-          if (!space) space = visible_space(caller, *from);
+          if (!space) space = visible_space(caller, *from, store::ShareRole::Admin);
           create.from_space = space->id;
         }
         create.snapshot = string_field(body, "snapshot");

@@ -55,6 +55,9 @@ struct EventVisibility {
     if (admin) return true;
     if (!e.space_id) return false;
     if (owners->visible_to(*e.space_id, user_id)) return true;
+    // The end of one's own share (the share is already forgotten when this is asked).
+    if (e.kind == engine::event::kSpaceUnshared.name && e.payload.value("userId", 0) == user_id)
+      return true;
     if (!may_read || owners->remembered(*e.space_id)) return false;
     const auto known = owners->lookup(*e.space_id);
     return known && known->owner == user_id;

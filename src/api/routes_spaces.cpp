@@ -1,10 +1,13 @@
-// /api/v1/spaces and /api/v1/operations: the lifecycle through the engine. A user sees only
-// their own spaces; another user's space is answered as if it did not exist (404).
+// /api/v1/spaces and /api/v1/operations: the lifecycle through the engine. A user sees their
+// own spaces and those shared with them (space_roles.hpp: what each role may do); any other
+// user's space is answered as if it did not exist (404).
 #include <limits>
+#include <set>
 
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "api/json.hpp"
+#include "api/space_roles.hpp"
 #include "api/spaces_list.hpp"
 #include "engine/host_keys.hpp"
 
@@ -83,10 +86,14 @@ void Api::add_space_routes() {
               [this](const Caller& caller, const Request& request) {
                 const bool all = wants_all(request);
                 if (all) require_admin(caller);
+                std::set<std::string> shared;  // the spaces shared with the caller
+                if (!all)
+                  for (const auto& share : store_.shares().of_user(caller.user.id))
+                    shared.insert(share.space_id);
                 Response response;
                 response.shared_body = spaces_list_.list(
                     store_, all ? std::nullopt : std::optional<std::int64_t>(caller.user.id),
-                    engine_.learned_addresses(), stats_texts_.get(engine_.stats()));
+                    engine_.learned_addresses(), stats_texts_.get(engine_.stats()), shared);
                 return response;
               });
 
@@ -102,31 +109,39 @@ void Api::add_space_routes() {
         return response;
       });
 
-  router_.add("GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
-              [this](const Caller& caller, const Request& request) {
-                const auto space = visible_space(caller, request.param("id"));
-                // The SSH check waits on the guest (2.5 s at most): off the HTTP workers.
-                return Response::deferred([this, caller, space] {
-                  const auto view = engine_.describe(space.id);
-                  auto out = space_json_of(view.space);
-                  out["address"] = view.address ? nlohmann::json(*view.address) : nlohmann::json();
-                  out["info"] = space_info_json(view);
-                  const auto owner = out.value("owner", "");
-                  out["info"]["connect"] =
-                      connect_json(view.space, owner == caller.user.username ? "" : owner);
-                  if (auto stats =
-                          engine_.stats().space(space.id, std::numeric_limits<std::int64_t>::max()))
-                    if (auto current = current_stats_json(*stats); !current.is_null())
-                      out["stats"] = std::move(current);
-                  return Response::json(200, out);
-                });
-              });
+  router_.add(
+      "GET", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
+      [this](const Caller& caller, const Request& request) {
+        const auto space = visible_space(caller, request.param("id"), store::ShareRole::Viewer);
+        // The SSH check waits on the guest (2.5 s at most): off the HTTP workers.
+        return Response::deferred([this, caller, space] {
+          const auto view = engine_.describe(space.id);
+          auto out = space_json_of(view.space);
+          out["address"] = view.address ? nlohmann::json(*view.address) : nlohmann::json();
+          out["info"] = space_info_json(view);
+          const auto owner = out.value("owner", "");
+          out["info"]["connect"] =
+              connect_json(view.space, owner == caller.user.username ? "" : owner);
+          // How the caller holds it, and whom it is shared with.
+          out["access"] = access_of(store_, caller, view.space);
+          auto shares = nlohmann::json::array();
+          for (const auto& share : store_.shares().of_space(space.id))
+            shares.push_back({{"user", share.username}, {"role", store::to_string(share.role)}});
+          out["shares"] = std::move(shares);
+          if (auto stats =
+                  engine_.stats().space(space.id, std::numeric_limits<std::int64_t>::max()))
+            if (auto current = current_stats_json(*stats); !current.is_null())
+              out["stats"] = std::move(current);
+          return Response::json(200, out);
+        });
+      });
 
   // The guest's SSH host keys, known before its first boot (bowline made them): what
   // `bowline ssh` pins, so no client ever trusts a key on first use.
   router_.add("GET", "/api/v1/spaces/{id}/host-keys", Access::OwnerOrAdmin,
               [this](const Caller& caller, const Request& request) {
-                const auto space = visible_space(caller, request.param("id"));
+                const auto space =
+                    visible_space(caller, request.param("id"), store::ShareRole::Viewer);
                 nlohmann::json keys = nlohmann::json::array();
                 if (!space.host_key_public.empty())
                   keys.push_back(
@@ -146,35 +161,38 @@ void Api::add_space_routes() {
 
 // Changes to a space (the lifecycle verbs, its address) and the operations the verbs start.
 void Api::add_space_change_routes() {
-  const auto lifecycle = [this](std::int64_t (engine::Engine::*verb)(const std::string&)) {
-    return [this, verb](const Caller& caller, const Request& request) {
-      const auto space = visible_space(caller, request.param("id"));
+  // `need`: start, stop and restart are a share's user's; delete its admin's.
+  const auto lifecycle = [this](std::int64_t (engine::Engine::*verb)(const std::string&),
+                                store::ShareRole need) {
+    return [this, verb, need](const Caller& caller, const Request& request) {
+      const auto space = visible_space(caller, request.param("id"), need);
       object_body(request);  // none, or {}: a malformed one is refused before anything moves
       const auto operation = (engine_.*verb)(space.id);
       return Response::json(202, accepted_json(space.id, operation));
     };
   };
   router_.add("POST", "/api/v1/spaces/{id}/start", Access::OwnerOrAdmin,
-              lifecycle(&engine::Engine::start_space));
+              lifecycle(&engine::Engine::start_space, store::ShareRole::User));
   router_.add("POST", "/api/v1/spaces/{id}/stop", Access::OwnerOrAdmin,
-              lifecycle(&engine::Engine::stop_space));
+              lifecycle(&engine::Engine::stop_space, store::ShareRole::User));
   router_.add("POST", "/api/v1/spaces/{id}/restart", Access::OwnerOrAdmin,
-              lifecycle(&engine::Engine::restart_space));
+              lifecycle(&engine::Engine::restart_space, store::ShareRole::User));
   router_.add("DELETE", "/api/v1/spaces/{id}", Access::OwnerOrAdmin,
-              lifecycle(&engine::Engine::delete_space));
+              lifecycle(&engine::Engine::delete_space, store::ShareRole::Admin));
   // A start resumes it; its console, display, tunnel and terminal do too.
-  router_.add("POST", "/api/v1/spaces/{id}/suspend", Access::OwnerOrAdmin,
-              [this](const Caller& caller, const Request& request) {
-                const auto space = visible_space(caller, request.param("id"));
-                object_body(request);
-                const auto operation =
-                    engine_.suspend_space(space.id, "asked by " + caller.user.username);
-                return Response::json(202, accepted_json(space.id, operation));
-              });
+  router_.add(
+      "POST", "/api/v1/spaces/{id}/suspend", Access::OwnerOrAdmin,
+      [this](const Caller& caller, const Request& request) {
+        const auto space = visible_space(caller, request.param("id"), store::ShareRole::User);
+        object_body(request);
+        const auto operation = engine_.suspend_space(space.id, "asked by " + caller.user.username);
+        return Response::json(202, accepted_json(space.id, operation));
+      });
 
   router_.add("PUT", "/api/v1/spaces/{id}/ip", Access::OwnerOrAdmin,
               [this](const Caller& caller, const Request& request) {
-                const auto space = visible_space(caller, request.param("id"));
+                const auto space =
+                    visible_space(caller, request.param("id"), store::ShareRole::Admin);
                 engine_.set_ip(space.id, required_string(object_body(request), "ip"));
                 return Response::json(200, space_json_of(*store_.spaces().get(space.id)));
               });
@@ -188,9 +206,12 @@ void Api::add_space_change_routes() {
                 const auto op = store_.operations().get(*id);
                 if (!op) throw not_found;
                 if (!caller.admin()) {
-                  // The space may be gone (a finished delete): its last known owner decides.
+                  // The space may be gone (a finished delete): its last known owner, or a
+                  // share of it, decides.
                   const auto known = op->space_id ? owners_.lookup(*op->space_id) : std::nullopt;
-                  if (!known || known->owner != caller.user.id) throw not_found;
+                  if (!known || (known->owner != caller.user.id &&
+                                 !owners_.shared_with(*op->space_id, caller.user.id)))
+                    throw not_found;
                 }
                 return Response::json(200, operation_json(*op));
               });

@@ -26,7 +26,8 @@ std::int64_t since_of(const Request& request) {
 void Api::add_stats_routes() {
   router_.add("GET", "/api/v1/spaces/{id}/stats", Access::OwnerOrAdmin,
               [this](const Caller& caller, const Request& request) {
-                const auto space = visible_space(caller, request.param("id"));
+                const auto space =
+                    visible_space(caller, request.param("id"), store::ShareRole::Viewer);
                 const auto since = since_of(request);
                 std::string node = space.node;
                 if (node.empty() && !engine_.nodes().empty())

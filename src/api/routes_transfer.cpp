@@ -186,7 +186,7 @@ void Api::add_export_routes() {
       "GET", "/api/v1/spaces/{id}/export", Access::OwnerOrAdmin,
       [this](const Caller& caller, const Request& request) {
         check_origin(caller, request);
-        const auto space = visible_space(caller, request.param("id"));
+        const auto space = visible_space(caller, request.param("id"), store::ShareRole::Admin);
         // Refusals come before the upgrade, as ordinary answers (409 running, 422 not here).
         auto* files = engine_.disk_files();
         if (!files) throw HttpError(422, "this server keeps no disks");
@@ -198,7 +198,7 @@ void Api::add_export_routes() {
         };
         // Ends once the credential goes or the space is no longer the caller's to see.
         watch_upgrade(*upgrade, request, [this](const Caller& c, const Request& r) {
-          visible_space(c, r.param("id"));
+          visible_space(c, r.param("id"), store::ShareRole::Admin);
         });
         Response response;
         response.upgrade = upgrade;

@@ -10,6 +10,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 namespace bowline::api {
@@ -201,9 +202,19 @@ Response bridge_upgrade(int fd, BridgeOptions options,
     session->bridge =
         std::make_unique<SocketBridge>(std::exchange(session->fd, -1), std::move(peer), options);
   };
-  upgrade->message = [session](std::string bytes) {
+  upgrade->message = [session, filter = options.filter_input](std::string bytes) {
     std::lock_guard lock(session->mutex);
-    if (session->bridge) session->bridge->input(std::move(bytes));
+    if (!session->bridge) return;
+    if (filter) {
+      try {
+        bytes = filter(std::move(bytes));
+      } catch (const std::exception&) {
+        session->bridge->stop();
+        return;
+      }
+      if (bytes.empty()) return;  // all dropped (never a half-close)
+    }
+    session->bridge->input(std::move(bytes));
   };
   upgrade->close = [session, unwatch = std::move(unwatch)] {
     std::unique_ptr<SocketBridge> bridge;

@@ -21,6 +21,9 @@ struct BridgeOptions {
   // once both directions have ended. Off (VNC): the end of the socket ends everything, and
   // empty frames are ignored.
   bool half_close = false;
+  // When set, the client's bytes pass through it on their way to the socket (the display of
+  // a viewer: rfb_view_only.hpp); when it throws, the session ends.
+  std::function<std::string(std::string)> filter_input;
 };
 
 class SocketBridge {

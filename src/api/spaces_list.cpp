@@ -136,14 +136,18 @@ void SpacesListCache::append_entry(std::string& out, const Entry& entry, const A
 std::shared_ptr<const std::string> SpacesListCache::list(store::Store& store,
                                                          std::optional<std::int64_t> owner_id,
                                                          std::shared_ptr<const Addresses> addresses,
-                                                         std::shared_ptr<const StatsTexts> stats) {
+                                                         std::shared_ptr<const StatsTexts> stats,
+                                                         const std::set<std::string>& shared) {
   std::lock_guard lock(mutex_);
+  const auto wanted = [&](const Entry& entry) {
+    return !owner_id || entry.owner == owner_id || shared.count(entry.id) > 0;
+  };
   catch_up(store);
   if (!owner_id && all_valid_ && all_addresses_ == addresses && all_stats_ == stats) return all_;
   // Each object's "address" key with its value: at most 32 bytes.
   std::size_t size = 3;
   for (const auto& [rowid, entry] : spaces_)
-    if (!owner_id || entry.owner == owner_id) size += entry.json.size() + 32;
+    if (wanted(entry)) size += entry.json.size() + 32;
   if (stats)
     for (const auto& [id, text] : *stats) size += text.size() + 9;
   std::shared_ptr<std::string> out;
@@ -157,7 +161,7 @@ std::shared_ptr<const std::string> SpacesListCache::list(store::Store& store,
   *out += '[';
   bool first = true;
   for (const auto& [rowid, entry] : spaces_) {
-    if (owner_id && entry.owner != owner_id) continue;
+    if (!wanted(entry)) continue;
     if (!std::exchange(first, false)) *out += ',';
     append_entry(*out, entry, addresses.get(), stats.get());
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,12 +34,14 @@ class SpacesListCache {
   // spaces use, from the stats sampler); a new map means new figures.
   using StatsTexts = std::unordered_map<std::string, std::string>;
 
-  // `owner_id` nullopt: every space. In creation order. Shared, not copied: a response
-  // writes it in place (3 MB at 10,000 spaces). The list of every space is kept while the
-  // store, `addresses` and `stats` (compared by pointer) stay the same.
+  // `owner_id` nullopt: every space; else that owner's and those whose ids are in `shared`
+  // (shared with them). In creation order. Shared, not copied: a response writes it in place
+  // (3 MB at 10,000 spaces). The list of every space is kept while the store, `addresses` and
+  // `stats` (compared by pointer) stay the same.
   std::shared_ptr<const std::string> list(store::Store& store, std::optional<std::int64_t> owner_id,
                                           std::shared_ptr<const Addresses> addresses = nullptr,
-                                          std::shared_ptr<const StatsTexts> stats = nullptr);
+                                          std::shared_ptr<const StatsTexts> stats = nullptr,
+                                          const std::set<std::string>& shared = {});
 
  private:
   struct Entry {

@@ -36,6 +36,11 @@ inline constexpr EventKind kSpacePersonalised{
     "space.personalised", "{owner}: a claimed member was set up for its owner in place"};
 inline constexpr EventKind kSpacePersonaliseFailed{
     "space.personalise_failed", "{error}: the guest agent could not; the claim restarts it"};
+inline constexpr EventKind kSpaceShared{
+    "space.shared",
+    "{user, userId, role}: the owner shared the space with a user, or changed their role"};
+inline constexpr EventKind kSpaceUnshared{"space.unshared",
+                                          "{user, userId}: a user's share of the space ended"};
 inline constexpr EventKind kDomainLifecycle{
     "domain.lifecycle",
     "{event}: what libvirt said of the space's domain (\"stopped (shutdown)\")"};
