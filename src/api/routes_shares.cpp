@@ -2,7 +2,8 @@
 // another user as viewer, user or admin (space_roles.hpp says what each may do); the user the
 // share names may also end it themselves. Each change is an event (space.shared,
 // space.unshared), which the owner, the colleague and admins see; what the colleague has open
-// into the space is checked again within a second (SocketWatch), so an unshare closes it.
+// into the space is checked again within a second (SocketWatch), so an unshare closes it, and
+// a running guest takes the keys of who may now ssh in at once (Engine::refresh_keys).
 #include "api/api.hpp"
 #include "api/body.hpp"
 #include "api/space_roles.hpp"
@@ -23,6 +24,12 @@ store::ShareRole role_from(const nlohmann::json& body) {
   const auto role = store::parse_share_role(text);
   if (!role) throw HttpError(422, "role: \"" + text + "\" is not viewer, user or admin");
   return *role;
+}
+
+// Whether a share puts the colleague's SSH keys into the guest's owner account: user and
+// admin roles do (they may ssh in), a viewer's does not.
+bool brings_keys(std::optional<store::ShareRole> role, const store::User& user) {
+  return role && *role != store::ShareRole::Viewer && !user.ssh_keys.empty() && !user.disabled;
 }
 
 }  // namespace
@@ -58,7 +65,9 @@ void Api::add_share_routes() {
         if (!user) throw HttpError(404, "no user named " + name);
         if (user->id == *space.owner_id)
           throw HttpError(422, name + " owns space " + space.name + ": there is nothing to share");
+        const auto before = store_.shares().role_of(space.id, user->id);
         store_.shares().put(space.id, user->id, role);
+        if (brings_keys(before, *user) != brings_keys(role, *user)) engine_.refresh_keys(space.id);
         events_.publish(
             engine::event::kSpaceShared, space.id,
             {{"user", user->username}, {"userId", user->id}, {"role", store::to_string(role)}});
@@ -77,8 +86,11 @@ void Api::add_share_routes() {
                     user && user->id == caller.user.id
                         ? visible_space(caller, request.param("id"), store::ShareRole::Viewer)
                         : shared_space(caller, request.param("id"));
+                const auto before =
+                    user ? store_.shares().role_of(space.id, user->id) : std::nullopt;
                 if (!user || !store_.shares().remove(space.id, user->id))
                   throw HttpError(404, "space " + space.name + " is not shared with " + name);
+                if (brings_keys(before, *user)) engine_.refresh_keys(space.id);
                 events_.publish(engine::event::kSpaceUnshared, space.id,
                                 {{"user", user->username}, {"userId", user->id}});
                 return Response::no_content();

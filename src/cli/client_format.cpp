@@ -275,6 +275,14 @@ std::string format_space_info(const ojson& space) {
   row("name", text_of(space, "name"));
   row("id", text_of(space, "id"));
   row("owner", dash(text_of(space, "owner")));
+  if (const auto access = text_of(space, "access"); access.rfind("shared-", 0) == 0)
+    row("your role", access.substr(7) + " (shared with you)");
+  if (const auto* shares = member(space, "shares"); shares && shares->is_array()) {
+    std::string with;
+    for (const auto& s : *shares)
+      with += (with.empty() ? "" : ", ") + text_of(s, "user") + " (" + text_of(s, "role") + ")";
+    row_unless_empty("shared with", with);
+  }
   row("state", state_text(space));
   row_unless_empty("error", text_of(space, "error"));
   row_unless_empty("suspended", suspended_text(i));

@@ -7,6 +7,7 @@
 #include "cli/app.hpp"
 #include "cli/client_access_verbs.hpp"
 #include "cli/client_format.hpp"
+#include "cli/client_share_verbs.hpp"
 #include "cli/client_snapshot_verbs.hpp"
 #include "cli/client_transfer_verbs.hpp"
 #include "cli/client_verbs.hpp"
@@ -227,6 +228,7 @@ void add_space_verbs(CLI::App& app, int& exit_code) {
   add_space_access_verbs(*group, exit_code);
   add_space_transfer_verbs(*group, exit_code);
   add_space_snapshot_verbs(*group, exit_code);
+  add_space_share_verbs(*group, exit_code);
 }
 
 }  // namespace bowline::cli

@@ -47,6 +47,12 @@ std::vector<ojson> matching(const ojson& spaces, const std::string& id_or_name) 
     if (text_of(s, "id") == id_or_name) return {s};
   for (const auto& s : spaces)
     if (text_of(s, "name") == id_or_name) found.push_back(s);
+  // NAME.OWNER: another user's, shared with the caller (or an admin's view of it).
+  if (const auto dot = id_or_name.rfind('.'); found.empty() && dot != std::string::npos)
+    for (const auto& s : spaces)
+      if (text_of(s, "name") == id_or_name.substr(0, dot) &&
+          text_of(s, "owner") == id_or_name.substr(dot + 1))
+        found.push_back(s);
   return found;
 }
 
@@ -55,6 +61,14 @@ std::vector<ojson> matching(const ojson& spaces, const std::string& id_or_name) 
 std::string resolve_space(Client& client, const std::string& id_or_name) {
   if (util::looks_like_uuid(id_or_name)) return id_or_name;
   auto found = matching(client.get("/api/v1/spaces"), id_or_name);
+  if (found.size() > 1) {
+    // One's own first: a colleague's space shared under the same name never takes its place.
+    const auto me = text_of(client.get("/api/v1/whoami"), "username");
+    std::vector<ojson> own;
+    for (const auto& s : found)
+      if (text_of(s, "owner") == me) own.push_back(s);
+    if (own.size() == 1) return text_of(own.front(), "id");
+  }
   if (found.empty()) {
     try {
       found = matching(client.get("/api/v1/spaces?all=1"), id_or_name);
@@ -66,9 +80,10 @@ std::string resolve_space(Client& client, const std::string& id_or_name) {
   if (found.size() > 1) {
     std::string which;
     for (const auto& s : found)
-      which += "\n  " + text_of(s, "id") + " (owner " + text_of(s, "owner", "-") + ")";
-    throw CliError(kExitUsage,
-                   "more than one space is named " + id_or_name + "; name one by its id:" + which);
+      which += "\n  " + text_of(s, "id") + " (owner " + text_of(s, "owner", "-") + ": " +
+               text_of(s, "name") + "." + text_of(s, "owner", "-") + ")";
+    throw CliError(kExitUsage, "more than one space is named " + id_or_name +
+                                   "; name one by its id or as NAME.OWNER:" + which);
   }
   return text_of(found.front(), "id");
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
@@ -277,14 +278,16 @@ int ssh_config(const SshConfigArgs& a) {
   std::string block = std::string(kBegin) + "\n";
   // Admins reach other users' spaces as SPACE.OWNER.bowline, as that owner; ssh takes the
   // first User it finds, so these blocks come before the general one.
+  // So do the owners of spaces shared with the caller.
+  std::set<std::string> owners;
   try {
-    for (const auto& u : client.get("/api/v1/users")) {
-      const auto name = text_of(u, "username");
-      if (name != text_of(me, "username"))
-        block += "Host *." + name + ".bowline\n  User " + name + "\n";
-    }
-  } catch (const ApiError&) {  // not an admin: only one's own spaces
+    for (const auto& u : client.get("/api/v1/users")) owners.insert(text_of(u, "username"));
+  } catch (const ApiError&) {  // not an admin: one's own spaces and those shared with one
+    for (const auto& s : client.get("/api/v1/shares")) owners.insert(text_of(s, "owner"));
   }
+  for (const auto& name : owners)
+    if (!name.empty() && name != text_of(me, "username"))
+      block += "Host *." + name + ".bowline\n  User " + name + "\n";
   block += "Host *.bowline\n  User " + text_of(me, "username") + "\n  ProxyCommand " + self +
            " tunnel" + flag + " %n 22\n  KnownHostsCommand " + self + " known-hosts" + flag +
            " %H\n  UserKnownHostsFile /dev/null\n  GlobalKnownHostsFile /dev/null\n"

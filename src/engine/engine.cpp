@@ -1,5 +1,7 @@
 #include "engine/engine.hpp"
 
+#include <algorithm>
+
 #include "engine/event_kinds.hpp"
 #include "plan/guest_plan.hpp"
 #include "spec/loader.hpp"
@@ -121,6 +123,18 @@ Engine::Loaded Engine::load(const store::Space& space) {
   }
   l.spec = space_spec(space);
   l.guest_owner = guest_owner_of(space, l.owner);
+  // Colleagues the space is shared with as user or admin ssh in as its owner, with their own
+  // keys; the guest's boot script writes the keys anew at every start, and refresh_keys
+  // rewrites them in a running guest when a share changes.
+  if (space.owner_id)
+    for (const auto& share : store_.shares().of_space(space.id)) {
+      if (share.role == store::ShareRole::Viewer) continue;
+      const auto colleague = store_.users().get(share.user_id);
+      if (!colleague || colleague->disabled) continue;
+      auto& keys = l.guest_owner.ssh_keys;
+      for (const auto& key : colleague->ssh_keys)
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
   return l;
 }
 

@@ -276,6 +276,11 @@ class Engine : public SpaceAccess {
   // Deletes the pool and its unclaimed members (claimed ones are their owners').
   void delete_pool(const std::string& name);
   Claimed claim(const std::string& pool_name, std::int64_t owner_id, const std::string& name);
+  // Who may ssh into the space changed (a share given, changed or ended): a running guest gets
+  // the owner's account's keys anew through its guest agent, so an ended share's key stops
+  // working now; otherwise they reach it at its next start. In the background, after what the
+  // space is doing; the outcome is a space.keys event.
+  void refresh_keys(const std::string& space_id);
   // Makes the members the pool lacks (in the background).
   void replenish(std::int64_t pool_id);
   // Refuses (Conflict) a new YAML for a template that a pool uses and could not take.

@@ -4,17 +4,36 @@ namespace bowline::engine {
 
 const std::vector<EventKind>& event_kinds() {
   using namespace event;
-  static const std::vector<EventKind> kinds{
-      kSpaceCreated,     kSpaceState,        kSpaceDeleted,
-      kSpaceIp,          kSpaceRestart,      kSpaceExternal,
-      kSpaceClaimed,     kSpacePersonalised, kSpacePersonaliseFailed,
-      kSpaceShared,      kSpaceUnshared,     kDomainLifecycle,
-      kSnapshotCreated,  kSnapshotRestored,  kSnapshotDeleted,
-      kSpaceCloned,      kSpaceSuspended,    kSpaceResumed,
-      kOperationStarted, kOperationProgress, kOperationSucceeded,
-      kOperationFailed,  kPoolCreated,       kPoolDeleted,
-      kPoolMember,       kPoolError,         kReconcileError,
-      kReconcileOrphan,  kFirewallRestored};
+  static const std::vector<EventKind> kinds{kSpaceCreated,
+                                            kSpaceState,
+                                            kSpaceDeleted,
+                                            kSpaceIp,
+                                            kSpaceRestart,
+                                            kSpaceExternal,
+                                            kSpaceClaimed,
+                                            kSpacePersonalised,
+                                            kSpacePersonaliseFailed,
+                                            kSpaceShared,
+                                            kSpaceUnshared,
+                                            kSpaceKeys,
+                                            kDomainLifecycle,
+                                            kSnapshotCreated,
+                                            kSnapshotRestored,
+                                            kSnapshotDeleted,
+                                            kSpaceCloned,
+                                            kSpaceSuspended,
+                                            kSpaceResumed,
+                                            kOperationStarted,
+                                            kOperationProgress,
+                                            kOperationSucceeded,
+                                            kOperationFailed,
+                                            kPoolCreated,
+                                            kPoolDeleted,
+                                            kPoolMember,
+                                            kPoolError,
+                                            kReconcileError,
+                                            kReconcileOrphan,
+                                            kFirewallRestored};
   return kinds;
 }
 

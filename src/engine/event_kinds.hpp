@@ -41,6 +41,10 @@ inline constexpr EventKind kSpaceShared{
     "{user, userId, role}: the owner shared the space with a user, or changed their role"};
 inline constexpr EventKind kSpaceUnshared{"space.unshared",
                                           "{user, userId}: a user's share of the space ended"};
+inline constexpr EventKind kSpaceKeys{
+    "space.keys",
+    "{now, keys?, error?}: who may ssh in changed; now: the running guest has the keys already "
+    "(keys: how many), else they reach it at its next start (error: why not now)"};
 inline constexpr EventKind kDomainLifecycle{
     "domain.lifecycle",
     "{event}: what libvirt said of the space's domain (\"stopped (shutdown)\")"};

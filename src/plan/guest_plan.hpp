@@ -19,7 +19,8 @@ struct Owner {
   std::string timezone;  // e.g. "Europe/Berlin"; empty: leave the image's
   std::string id;
   std::string service_password_hash;  // SHA-512 crypt, as the store keeps it; empty: none
-  std::vector<std::string> ssh_keys;  // the owner's own keys
+  // The owner's own keys, then those of colleagues it is shared with as user or admin.
+  std::vector<std::string> ssh_keys;
 };
 
 // A bridged space's address, as the node's network gives it.

@@ -627,6 +627,24 @@ YAML
   check "space info names the pending changes ($pending)" \
     grep -qE '(environment.*cloudInit|cloudInit.*environment).*\(at the next start\)' <<<"$pending"
   check "  ... the owner's new key among them" grep -q account <<<"$pending"
+  # Shares (docs/teams.md): a colleague with the user role gets her key into the owner's
+  # account, at once through the guest agent and again at every start; a viewer does not.
+  ssh-keygen -q -t ed25519 -N '' -C "erin@bowline-e2e" -f "$work/id_erin" || fail "ssh-keygen"
+  ssh-keygen -q -t ed25519 -N '' -C "finn@bowline-e2e" -f "$work/id_finn" || fail "ssh-keygen"
+  local erin_token
+  erin_token=$(as_admin user create erin --permission use-ssh --ssh-key "$work/id_erin.pub" -o json | json_get token)
+  as_admin user create finn --ssh-key "$work/id_finn.pub" >/dev/null || fail "user create finn"
+  check "share: dana shares br with erin as user" as_user space share br erin --role user
+  check "share: ... and with finn as viewer" as_user space share br finn --role viewer
+  # The running guest takes erin's key at once, through its guest agent (space.keys).
+  local tries
+  for tries in $(seq 1 30); do bssh "$first" "$work/id_erin" true 2>/dev/null && break; sleep 1; done
+  check "share: erin's key logs in to dana's account at once, with no restart (try $tries)" \
+    [ "$(bssh "$first" "$work/id_erin" id -un 2>>"$work/ssh.err")" = "$user" ]
+  check "share: finn's key (a viewer's) is refused by the guest's sshd" grep -q "Permission denied (publickey" \
+    <<<"$(ssh -i "$work/id_finn" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no \
+      -o UserKnownHostsFile=/dev/null -o ConnectTimeout=20 -o BindInterface="$brbr" "$user@$first" true 2>&1)"
+  check "share: dana's own key still logs in" bssh "$first" "$work/id_ed25519" true
   check "bridged: space stop --wait" as_user space stop br --wait >/dev/null
   second=$bnet3.$((bbase + 6))
   [ "$second" = "$first" ] && second=$bnet3.$((bbase + 5))
@@ -644,6 +662,17 @@ YAML
   check "after the change: the owner's new key logs in" \
     [ "$(bssh "$second" "$work/id_second" id -un 2>>"$work/ssh.err")" = "$user" ]
   check "after the change: the first key still logs in" bssh "$second" "$work/id_ed25519" true
+  check "share: erin's key logs in to dana's account after the start" \
+    [ "$(bssh "$second" "$work/id_erin" id -un 2>>"$work/ssh.err")" = "$user" ]
+  check "share: ... through bowline ssh br.$user, as erin, with the host key pinned" \
+    [ "$(BOWLINE_TOKEN=$erin_token "$bowline" ssh "br.$user" -- -i "$work/id_erin" -o IdentitiesOnly=yes \
+      -o BatchMode=yes -o ConnectTimeout=30 id -un 2>>"$work/bssh.err")" = "$user" ]
+  # An ended share takes the key out of the running guest at once.
+  check "share: dana ends erin's share" as_user space unshare br erin
+  for tries in $(seq 1 30); do bssh "$second" "$work/id_erin" true 2>/dev/null || break; sleep 1; done
+  check "share: erin's key no longer logs in, with no restart (try $tries)" grep -q "Permission denied (publickey" \
+    <<<"$(bssh "$second" "$work/id_erin" true 2>&1)"
+  check "share: ... while dana's keys still do" bssh "$second" "$work/id_second" true
   check "tunnel/ssh: after the template change and set-ip, bowline ssh br finds the pinned key" \
     [ "$(as_user ssh br "${bssh_batch[@]}" id -un 2>>"$work/bssh.err")" = "$user" ]
   check "after the change: the environment is the new one" \

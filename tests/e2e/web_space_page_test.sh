@@ -4,7 +4,8 @@
 # no guest boots, so it needs no KVM, image or bridge. The server samples once an hour (no
 # samples yet); alice's running NAT space lists ports 22 and 8080. The browser checks that the
 # list shows the address the space's page shows, that port 22 gets the ssh command and no
-# http:// link, and that charts without samples say so instead of drawing a time axis of years.
+# http:// link, that charts without samples say so instead of drawing a time axis of years, and
+# that alice's share of the space with bob shows him what his role allows.
 # The server and the browser run in a network namespace with only loopback (lib/web.sh).
 # Usage: web_space_page_test.sh BOWLINE_BINARY SCREENSHOT_DIR
 # Prints "N passed, M failed"; exit status 1 when a case failed. Everything it makes is
@@ -29,12 +30,13 @@ inner() {
   token=$("$bowline" user create alice --password "$password" 2>&1 |
     sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p')
   [ -n "$token" ] || ifail "user create alice"
+  "$bowline" user create bob --password "bob-$$-pw" >/dev/null 2>&1 || ifail "user create bob"
   "$bowline" template create "$work/template.yaml" --name page >/dev/null || ifail "template create"
   BOWLINE_TOKEN=$token "$bowline" space create page box --wait --no-ready >/dev/null 2>&1 ||
     ifail "space create"
   id=$(BOWLINE_TOKEN=$token "$bowline" space info box -o json | jq -r .id)
   [ -n "$id" ] && [ "$id" != null ] || ifail "space info"
-  BASE_URL=$BOWLINE_SERVER SCREENSHOT_DIR=$shots ALICE_PASSWORD=$password SPACE_ID=$id \
+  BASE_URL=$BOWLINE_SERVER SCREENSHOT_DIR=$shots ALICE_PASSWORD=$password SPACE_ID=$id BOB_PASSWORD=bob-$$-pw \
     SPACE_NAME=box web_node space_page.mjs
 }
 if [ "${1:-}" = --inner ]; then

@@ -5,7 +5,9 @@
 // template lists ports 22 and 8080. Each step could fail on what a laptop user saw:
 //   - the list shows no address for a space whose page shows one;
 //   - the page offers http://127.0.0.1:22/ for port 22 (SSH);
-//   - charts without samples draw a time axis of years (uPlot spreads one point over ~3 years).
+//   - charts without samples draw a time axis of years (uPlot spreads one point over ~3 years);
+//   - sharing: a colleague (bob, BOB_PASSWORD) is offered what his role forbids, a change of
+//     role does not reach him, leaving leaves the space in his list.
 // Prints "N passed, M failed".
 import path from "node:path";
 import { env, check, testRun, launchBrowser, watchErrors, login } from "./lib.mjs";
@@ -15,6 +17,7 @@ const SHOTS = env("SCREENSHOT_DIR");
 const ALICE_PASSWORD = env("ALICE_PASSWORD");
 const SPACE_ID = env("SPACE_ID");
 const SPACE_NAME = env("SPACE_NAME");
+const BOB_PASSWORD = env("BOB_PASSWORD");
 
 const { step, finish } = testRun("web_space_page_test");
 
@@ -134,6 +137,56 @@ async function main() {
     check(drawn.disk.placeholder === "no samples yet" && !drawn.disk.drawn, `disk without figures: ${JSON.stringify(drawn.disk)}`);
     await page.unroute(/\/api\/v1\/spaces\/[^/]+\/stats/);
     check(errors.length === 0, `page errors: ${errors.join("; ")}`);
+  });
+
+  await step("alice shares her space with bob: he sees what his role allows, and may leave", async () => {
+    await page.goto(`${BASE}/#/spaces/${SPACE_ID}`);
+    const form = page.locator("form.share");
+    await form.waitFor({ timeout: 30000 });
+    check(await page.locator("section.shares .empty").count() === 1, "a share before any was made");
+    await form.locator('input[name="user"]').fill("nobody");
+    await form.locator('button[type="submit"]').click();
+    const refused = page.locator("section.shares .error");
+    await refused.waitFor({ timeout: 10000 });
+    check(/nobody/.test(await refused.textContent()), `a share with no such user: "${await refused.textContent()}"`);
+    await form.locator('input[name="user"]').fill("bob");
+    await form.locator('select[name="role"]').selectOption("viewer");
+    await form.locator('button[type="submit"]').click();
+    await page.locator('tr[data-share="bob"]').waitFor({ timeout: 10000 });
+    check(await page.locator('tr[data-share="bob"] select').inputValue() === "viewer", "bob's role in the list");
+
+    const bobContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const bob = await bobContext.newPage();
+    watchErrors(bob, errors);
+    await login(bob, BASE, "bob", BOB_PASSWORD);
+    const row = bob.locator(`tr[data-space="${SPACE_NAME}"]`);
+    await row.waitFor({ timeout: 30000 });
+    check((await row.locator("td.owner").textContent()).trim() === "alice", "bob's list names alice as the owner");
+    await bob.goto(`${BASE}/#/spaces/${SPACE_ID}`);
+    await bob.locator('section.shares [data-role="viewer"]').waitFor({ timeout: 30000 });
+    const button = (text) => bob.locator("nav.menu .actions button", { hasText: text });
+    check(await button("Stop").isDisabled(), "a viewer is offered Stop");
+    check(await button("Delete").isDisabled(), "a viewer is offered Delete");
+    check(await bob.locator("form.take-snapshot, form.clone, form.share").count() === 0,
+      "a viewer is offered snapshots, clones or sharing");
+    await bob.screenshot({ path: path.join(SHOTS, "space-page-shared-viewer.png") });
+
+    await page.locator('tr[data-share="bob"] select').selectOption("user");
+    await page.locator("section.shares .ok", { hasText: "bob is now user" }).waitFor({ timeout: 10000 });
+    await bob.reload();
+    await bob.locator('section.shares [data-role="user"]').waitFor({ timeout: 30000 });
+    check(!(await button("Stop").isDisabled()), "a user of a running space may not stop it");
+    check(await button("Delete").isDisabled(), "a user is offered Delete");
+
+    bob.once("dialog", (d) => d.accept());
+    await bob.locator("section.shares button", { hasText: "Leave" }).click();
+    await bob.waitForFunction(() => location.hash === "#/spaces", null, { timeout: 10000 });
+    await bob.waitForFunction((name) => !document.querySelector(`tr[data-space="${name}"]`), SPACE_NAME,
+      { timeout: 10000, polling: 250 });
+    const left = await page.evaluate(async (id) => (await (await fetch(`/api/v1/spaces/${id}/shares`)).json()), SPACE_ID);
+    check(Array.isArray(left) && left.length === 0, `alice's space is still shared: ${JSON.stringify(left)}`);
+    check(errors.length === 0, `page errors: ${errors.join("; ")}`);
+    await bobContext.close();
   });
 
   await browser.close();

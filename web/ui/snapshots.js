@@ -24,7 +24,8 @@ async function finished(accepted) {
   }
 }
 
-export function Snapshots({ space }) {
+// changes: whether the caller may take, restore, delete and clone (owner, admin role).
+export function Snapshots({ space, changes = true }) {
   const [list, setList] = useState(null);
   const [error, setError] = useState("");
   const [status, setStatus] = useState("");
@@ -89,13 +90,13 @@ export function Snapshots({ space }) {
               <td>${s.running ? "running" : "stopped"}</td>
               <td>${s.memory ? "yes" : "no"}</td>
               <td>${size(s.sizeBytes)}</td>
-              <td>
+              <td>${changes && html`
                 <button onClick=${() => restore(s)} disabled=${busy || !settled}>Restore</button>
-                <button class="danger" onClick=${() => remove(s)} disabled=${busy}>Delete</button>
+                <button class="danger" onClick=${() => remove(s)} disabled=${busy}>Delete</button>`}
               </td>
             </tr>`)}</tbody>
         </table>`}
-      <form class="take-snapshot" onSubmit=${take} aria-label="Take a snapshot">
+      ${changes && html`<form class="take-snapshot" onSubmit=${take} aria-label="Take a snapshot">
         <label>Name <input name="name" required pattern="[a-z0-9]([a-z0-9-]*[a-z0-9])?" placeholder="before-upgrade" /></label>
         <label><input type="checkbox" name="memory" disabled=${space.state !== "running"} /> with memory</label>
         <button type="submit" disabled=${busy || !settled}>Take a snapshot</button>
@@ -108,7 +109,7 @@ export function Snapshots({ space }) {
         </select></label>
         <label><input type="checkbox" name="full" /> full copy</label>
         <button type="submit" disabled=${busy || !settled}>Clone</button>
-      </form>
+      </form>`}
       ${status && html`<p class="ok" role="status">${status}</p>`}
       ${error && html`<p class="error" role="alert">${error}</p>`}
     </section>`;

@@ -6,6 +6,7 @@ import { SpaceCharts } from "/ui/stats.js";
 import { Snapshots } from "/ui/snapshots.js";
 import { useSpaces, update } from "/ui/space_store.js";
 import { Actions, Progress, State } from "/ui/space_parts.js";
+import { Shares, mayAct } from "/ui/shares.js";
 
 // "after 30m idle (idle 4m now)", "off": the CLI's words.
 function idleText(idle, state) {
@@ -127,7 +128,9 @@ export function SpaceDetail({ id, user }) {
   const display = tmpl.display && hasPermission(user, "use-vnc");
   const console_ = tmpl.console && hasPermission(user, "use-web-terminal");
   // Opening the terminal resumes a suspended space (the server waits for it).
-  const terminal = hasPermission(user, "use-web-terminal") &&
+  // Shared with the caller: what the role allows (the server refuses the rest anyway).
+  const access = detail && detail.access;
+  const terminal = hasPermission(user, "use-web-terminal") && mayAct(access, "user") &&
     (space.state === "running" || space.state === "suspended");
   const info = (detail && detail.info) || {};
   const readiness = info.readiness || {};
@@ -138,7 +141,7 @@ export function SpaceDetail({ id, user }) {
         <${State} space=${space} />
       </div>
       <nav class="menu" aria-label="Space menu">
-        <${Actions} space=${space} onError=${setError} />
+        <${Actions} space=${space} onError=${setError} may=${(need) => mayAct(access, need)} />
         ${display && html`<button class="open-viewer" data-menu="display" onClick=${() => openViewer(space.id, "display")}>VM Display</button>`}
         ${terminal && html`<button class="open-viewer" data-menu="terminal" title="a shell over SSH, no password" onClick=${() => openViewer(space.id, "terminal")}>VM Terminal</button>`}
         ${console_ && html`<button class="open-viewer" data-menu="console" title="the serial console" onClick=${() => openViewer(space.id, "console")}>VM Console</button>`}
@@ -160,9 +163,10 @@ export function SpaceDetail({ id, user }) {
         <dt>Readiness</dt><dd class="readiness">${detail ? readinessText(info.readiness) : "…"}${readiness.detail ? ` · ${readiness.detail}` : ""}</dd>
         <dt>Created</dt><dd>${when(space.createdAt)}</dd>
       </dl>
-      ${space.state === "stopped" && tmpl.network === "bridged" && html`<${SetIp} space=${space} />`}
+      ${space.state === "stopped" && tmpl.network === "bridged" && mayAct(access, "admin") && html`<${SetIp} space=${space} />`}
       <${SpaceCharts} id=${space.id} />
-      <${Snapshots} space=${space} />
+      <${Snapshots} space=${space} changes=${mayAct(access, "admin")} />
+      ${detail && html`<${Shares} space=${space} access=${access} user=${user} />`}
       <${Connect} space=${space} info=${info} user=${user} />
       ${info.consoleTail && info.consoleTail.length > 0 && html`
         <h2>Console (last lines)</h2>

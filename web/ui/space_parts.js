@@ -15,19 +15,23 @@ async function act(space, action) {
   }
 }
 
-export function Actions({ space, onError }) {
+// may(role): whether the caller's role allows what needs it (a space shared with them).
+export function Actions({ space, onError, may = () => true }) {
   const run = (action) => act(space, action).catch((e) => onError(`${action} ${space.name}: ${e.message}`));
   const busy = ["pending", "creating", "deleting", "suspending"].includes(space.state);
   const running = space.state === "running" || space.state === "starting";
   const suspended = space.state === "suspended";
+  const use = may("user"), own = may("admin");
+  const why = use ? null : "shared with you as viewer";
   return html`
     <span class="actions">
-      <button onClick=${() => run("start")} disabled=${busy || running}>${suspended ? "Resume" : "Start"}</button>
-      <button onClick=${() => run("stop")} disabled=${busy || !(running || suspended)}>Stop</button>
-      <button onClick=${() => run("restart")} disabled=${busy || !running}>Restart</button>
-      <button onClick=${() => run("suspend")} disabled=${busy || space.state !== "running"}
+      <button onClick=${() => run("start")} disabled=${busy || running || !use} title=${why}>${suspended ? "Resume" : "Start"}</button>
+      <button onClick=${() => run("stop")} disabled=${busy || !(running || suspended) || !use} title=${why}>Stop</button>
+      <button onClick=${() => run("restart")} disabled=${busy || !running || !use} title=${why}>Restart</button>
+      <button onClick=${() => run("suspend")} disabled=${busy || space.state !== "running" || !use}
         title="Save its memory to disk and let its machine go; Resume, its console or a tunnel continues it">Suspend</button>
-      <button class="danger" onClick=${() => run("delete")} disabled=${space.state === "deleting"}>Delete</button>
+      <button class="danger" onClick=${() => run("delete")} disabled=${space.state === "deleting" || !own}
+        title=${own ? null : "needs the admin role on this space"}>Delete</button>
     </span>`;
 }
 

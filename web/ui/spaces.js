@@ -62,6 +62,8 @@ export function SpacesPage({ user }) {
   const [error, setError] = useState("");
   const [me, setMe] = useState(null);  // one's own quota and use, again as spaces come and go
   useEffect(() => { api.get("/whoami").then(setMe, () => {}); }, [list.length]);
+  // Others' spaces are listed to admins and to those they are shared with: name the owner.
+  const owners = isAdmin(user) || list.some((s) => s.owner && s.owner !== user.username);
   const view = useListView("spaces", list, [
     { key: "name", label: "Name" },
     { key: "state", label: "State" },
@@ -70,7 +72,7 @@ export function SpacesPage({ user }) {
     { key: "address", label: "IP", value: addressOf },
     { key: "node", label: "Node" },
     { key: "template", label: "Template" },
-    ...(isAdmin(user) ? [{ key: "owner", label: "Owner" }] : []),
+    ...(owners ? [{ key: "owner", label: "Owner" }] : []),
     { key: "error", label: "Progress / error", sort: false },
     { key: "actions", label: "Actions", sort: false, value: () => "" },
   ]);
@@ -97,7 +99,7 @@ export function SpacesPage({ user }) {
               <td class="ip">${addressOf(s)}</td>
               <td>${s.node || ""}</td>
               <td>${s.template}</td>
-              ${isAdmin(user) && html`<td>${s.owner || ""}</td>`}
+              ${owners && html`<td class="owner">${s.owner || ""}</td>`}
               <td>${ops.get(s.id) ? html`<${Progress} op=${ops.get(s.id)} />` : s.error && html`<span class="error">${s.error}</span>`}</td>
               <td><${Actions} space=${s} onError=${setError} /></td>
             </tr>`)}

@@ -11,8 +11,9 @@
 #   spaces_remove_domains PREFIX     destroys and undefines every domain whose name starts so
 #   spaces_nat_network               an isolated libvirt network on a free /27 of 198.51.100.0/24
 #                                    for NAT spaces; sets $natnet (aborts when it cannot)
-#   spaces_tiny_template NAME        uploads template NAME: the tiny guest, 128M, 1 CPU, NAT on
-#                                    $natnet, console on, domains named $prefix-<space>
+#   spaces_tiny_template NAME [YAML] uploads template NAME: the tiny guest, 128M, 1 CPU, NAT on
+#                                    $natnet, console on, domains named $prefix-<space>, and
+#                                    YAML's fields (ports, cloudInit) after those
 #   spaces_begin NAME                the common start of a test: $tag and $prefix (domain names),
 #                                    log and abort, a clean-up on exit (server, domains,
 #                                    networks, work dir), the preflight, and $work under
@@ -90,7 +91,7 @@ spaces_nat_network() {
     "$npre.$((nbase + 20))" || abort "isolated network $natnet"
 }
 
-spaces_tiny_template() {
+spaces_tiny_template() { # NAME [YAML]: the tiny guest on the NAT network, YAML's fields added
   cat >"$work/$1.yaml" <<YAML
 name: $prefix-\${{ .space.name }}
 hostname: \${{ .space.name }}
@@ -101,6 +102,7 @@ network:
   mode: nat
   bridge: $natnet
 console: true
+${2:-}
 YAML
   bw template create "$work/$1.yaml" --name "$1" >/dev/null || abort "template create $1"
 }

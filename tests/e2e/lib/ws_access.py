@@ -6,6 +6,11 @@
                                                     other's typing; a late joiner gets scrollback
   ws_access.py vnc     SERVER TOKEN SPACE_ID        RFB 3.8 handshake with security None, a full
                                                     FramebufferUpdate whose pixels are not uniform
+  ws_access.py viewer  SERVER OWNER_TOKEN VIEWER_TOKEN SPACE_ID TAG
+                                                    a viewer's typing never reaches the console;
+                                                    the owner's typing and output reach the viewer
+  ws_access.py hold    SERVER TOKEN PATH            prints the handshake's status, then waits for
+                                                    the server to close the socket, and says so
 Each check prints "ok: ..." or "FAIL: ..." lines; the exit status is 1 when one failed.
 """
 import base64
@@ -193,6 +198,40 @@ def console(server, token, space, tag):
         ws.close()
 
 
+def viewer(server, owner_token, viewer_token, space, tag):
+    path = f"/api/v1/spaces/{space}/console"
+    owner = Ws(server, owner_token, path)
+    seer = Ws(server, viewer_token, path)
+    check(owner.status == 101 and seer.status == 101, "the owner and a viewer opened the console",
+          f"{owner.status} {seer.status}")
+    owner.send("\r")
+    seen = owner.until(b"login:", 120)
+    if b"login:" in seen:  # the tiny guest logs root in without a password
+        owner.send("root\r")
+    owner.until(b"#", 60)
+    # Split words, so only the command's output (not the echo of keys) joins them.
+    seer.send(f"echo view''er-{tag}\r")
+    leaked = owner.until(f"viewer-{tag}".encode(), 5)
+    check(f"viewer-{tag}".encode() not in leaked, "what the viewer typed did not reach the guest",
+          tail(leaked))
+    owner.send(f"echo own''er-{tag}\r")
+    seen = seer.until(f"owner-{tag}".encode() + b"\r\n", 60)
+    check(f"owner-{tag}".encode() + b"\r\n" in seen, "the viewer sees the owner's typing and output",
+          tail(seen))
+    owner.close()
+    seer.close()
+
+
+def hold(server, token, path):
+    ws = Ws(server, token, path)
+    print(ws.status, flush=True)
+    if ws.status != 101:
+        return
+    while not ws.closed:
+        ws.recv(3600)
+    print("closed", flush=True)
+
+
 def vnc(server, token, space):
     ws = Ws(server, token, f"/api/v1/spaces/{space}/vnc")
     check(ws.status == 101, "display WebSocket upgraded", ws.head)
@@ -252,6 +291,10 @@ def main():
     try:
         if what == "console":
             console(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+        elif what == "viewer":
+            viewer(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6])
+        elif what == "hold":
+            hold(sys.argv[2], sys.argv[3], sys.argv[4])
         elif what == "vnc":
             vnc(sys.argv[2], sys.argv[3], sys.argv[4])
         else:
