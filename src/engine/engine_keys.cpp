@@ -16,12 +16,14 @@ void Engine::refresh_keys(const std::string& space_id) {
       const auto l = load(*space);
       auto& node = node_of(*space);
       const auto on_node = node_space(l);
-      node.personalise(on_node, "");  // same account, host name and password: new keys
-      // The account running now is the one the seed describes: nothing pending for it.
+      // Writes the account (keys, password) and the host name as the template has them now.
+      node.personalise(on_node, "");
+      // What runs now is what the seed describes for both: nothing pending for them.
       auto applied = nlohmann::json::parse(space->applied_parts, nullptr, false);
-      if (const auto parts = node.parts(on_node);
-          parts && parts->count("account") && applied.is_object() && applied.contains("account")) {
-        applied["account"] = parts->at("account");
+      const auto parts = node.parts(on_node);
+      if (parts && applied.is_object()) {
+        for (const char* part : {"account", "hostname"})
+          if (parts->count(part) && applied.contains(part)) applied[part] = parts->at(part);
         store_.spaces().set_applied(id, space->applied_template_revision, applied.dump());
       }
       events_.publish(event::kSpaceKeys, id,
