@@ -286,12 +286,18 @@ check "cloud-init reports done" grep -q 'status: done' <<<"$(guest cloud-init st
 [ -s "$work/ssh.err" ] && sed 's/^/  ssh: /' "$work/ssh.err"
 # A few tries with a long timeout: on a loaded emulated host the agent's first answer can take
 # longer than virsh's default wait.
+# The agent is asked until two minutes have passed: a busy CI machine once kept it silent for
+# three tries of 30 s while the claim below, minutes later, found it answering. The last error
+# is printed when it never answers.
 agent_ping() {
-  local i
-  for i in 1 2 3; do
-    $VIRSH qemu-agent-command --timeout 30 "$1" '{"execute":"guest-ping"}' 2>&1 | grep -q '"return"' && return 0
-    sleep 2
+  local deadline=$((SECONDS + 120)) out
+  while :; do
+    out=$($VIRSH qemu-agent-command --timeout 30 "$1" '{"execute":"guest-ping"}' 2>&1)
+    grep -q '"return"' <<<"$out" && return 0
+    [ "$SECONDS" -ge "$deadline" ] && break
+    sleep 3
   done
+  echo "  guest-ping: $out" >&2
   return 1
 }
 check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
