@@ -18,6 +18,26 @@ def verdict(ok):
     return "meets target" if ok else "MISSES target"
 
 
+def report_preview(rows):
+    """A preview URL's relay against the tunnel under bowline forward, and straight."""
+    for row in rows:
+        f = row["figures"]
+        if "note" in f:
+            print("== preview: " + f["note"] + " ==")
+            continue
+        print("== preview: a TCP echo service after an Upgrade, through a preview host's relay ==")
+        print("  %d MiB each way: straight %.0f MB/s, forward's tunnel %.0f MB/s, preview %.0f MB/s:"
+              " preview/forward %.2f  %s"
+              % (f["megabytes_each_way"], f["direct_median_Bps"] / 1e6, f["forward_median_Bps"] / 1e6,
+                 f["preview_median_Bps"] / 1e6, f["preview_over_forward"],
+                 verdict(f["preview_over_forward"] >= TUNNEL_RATIO_TARGET)))
+        print("  %d one-byte round trips, p99: straight %.3f, forward %.3f, preview %.3f ms;"
+              " preview's added p99 over forward %.3f ms  %s"
+              % (f["rounds"], f["direct_p99_ms"], f["forward_p99_ms"], f["preview_p99_ms"],
+                 f["added_p99_ms_over_forward"],
+                 verdict(f["added_p99_ms_over_forward"] < TUNNEL_ADDED_P99_TARGET_MS)))
+
+
 def report_anatomy(by):
     """The floor's own time split by libvirt's steps, and QEMU alone answering the queries of the
     largest step: what no way of starting this domain on this host can go below."""
@@ -202,6 +222,7 @@ def main():
               % (f["rounds"], f["direct_p50_ms"], f["direct_p99_ms"], f["tunnel_p50_ms"], f["tunnel_p99_ms"]))
         print("  added by the tunnel: p50 %.3f ms, p99 %.3f ms  %s"
               % (f["added_p50_ms"], f["added_p99_ms"], verdict(f["added_p99_ms"] < TUNNEL_ADDED_P99_TARGET_MS)))
+    report_preview(by.get("preview", []))
     report_scp(by.get("tunnel_scp", []))
     report_limits(by.get("limits", []))
     report_stats(by.get("stats", []))

@@ -29,6 +29,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
       options_(std::move(options)),
       owners_(store, events),
       sessions_(store, options_.sessions),
+      previews_(options_.clock ? *options_.clock : system_clock_),
       socket_slots_(options_.max_sockets_per_user, "WebSockets into spaces open"),
       stream_slots_(options_.max_streams_per_user, "event streams open"),
       slow_slots_(options_.max_slow_requests_per_user, "requests waiting on a space",
@@ -62,6 +63,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_disk_routes();
   add_snapshot_routes();
   add_share_routes();
+  add_preview_routes();
   add_export_routes();
   add_event_routes();
   add_node_routes();
@@ -103,6 +105,11 @@ bool changes_state(const std::string& method) {
 
 Response Api::handle(Request& request) {
   ++requests_;
+  if (is_preview_request(request)) {
+    auto response = guarded(request, [&] { return preview(request); });
+    if (!response.later) audit_preview(request, std::nullopt, response);
+    return response;
+  }
   Routed routed;
   auto response = guarded(request, [&] { return route(request, routed); });
   response.authenticated = response.authenticated || routed.user.has_value();

@@ -13,6 +13,8 @@
 
 #include "api/audit_trail.hpp"
 #include "api/http.hpp"
+#include "api/preview_names.hpp"
+#include "api/preview_passes.hpp"
 #include "api/report_cache.hpp"
 #include "api/router.hpp"
 #include "api/socket_watch.hpp"
@@ -59,6 +61,8 @@ struct ApiOptions {
   // Writes a backup archive of the server (server/backup.hpp) to the sink, for GET
   // /api/v1/backup; unset: that route answers 404.
   std::function<void(const std::function<void(std::string_view)>& sink)> backup;
+  // Preview URLs of guest ports (preview_names.hpp); off without a domain.
+  PreviewOptions preview;
 };
 
 class ConsoleHub;
@@ -77,6 +81,11 @@ class Api {
   Response handle(Request& request);
 
   const Router& router() const { return router_; }
+  // The port the server got when its settings said any (0): previews' URLs name it. Before
+  // the first request.
+  void listening_on(std::uint16_t port);
+  // Whether the request is for a preview host (answered by preview(), not the routes).
+  bool is_preview_request(const Request& request) const;
   // Event streams currently listening on the bus (each stops listening when it closes).
   int listening_streams() const { return stream_listeners_.load(); }
 
@@ -95,6 +104,21 @@ class Api {
   void add_backup_route();
   void add_snapshot_routes();
   void add_share_routes();
+  // Preview URLs (routes_preview.cpp).
+  void add_preview_routes();
+  struct PreviewHit {
+    store::Space space;
+    spec::ServicePort port;
+  };
+  PreviewHit preview_space(const Caller& caller, const std::string& host);
+  std::string preview_origin(const std::string& host) const;
+  Response preview(Request& request);
+  std::optional<Caller> preview_caller(const std::string& pass, const std::string& host);
+  Response preview_relay(const Caller& caller, const Request& request, const std::string& host,
+                         std::shared_ptr<void> slot);
+  // The audit entry of a request to a preview host that opened a relay or was refused.
+  void audit_preview(const Request& request, const std::optional<store::User>& user,
+                     const Response& response);
   // The space when the caller may change its shares (its owner or an admin): 404 / 403 / 409.
   store::Space shared_space(const Caller& caller, const std::string& id);
   void add_export_routes();
@@ -193,6 +217,7 @@ class Api {
   CurrentStatsTexts stats_texts_;                           // its running spaces' "stats"
   SpaceOwners owners_;
   WebSessions sessions_;
+  PreviewPasses previews_;
   std::unique_ptr<ConsoleHub> consoles_;
   std::unique_ptr<SocketWatch> sockets_;
   std::unique_ptr<AuditTrail> audit_;

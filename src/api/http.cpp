@@ -1,5 +1,7 @@
 #include "api/http.hpp"
 
+#include <cctype>
+
 #include "util/strings.hpp"
 
 namespace bowline::api {
@@ -64,6 +66,21 @@ int hex_value(char c) {
 }
 
 }  // namespace
+
+std::string percent_encode(std::string_view text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
 
 std::string percent_decode(std::string_view text, bool plus_is_space) {
   std::string out;

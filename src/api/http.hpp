@@ -25,6 +25,9 @@ struct Request {
   std::map<std::string, std::string> params;  // path parameters, filled by the Router
   std::string remote;                         // the peer's address
   bool tls = false;                           // it came over bowline's own HTTPS
+  // Only its header was read (a host the server relays: HttpServerOptions::header_only); the
+  // body, if any, is still on the wire.
+  bool header_only = false;
 
   // The header's value, or "" when absent (`name` in any case).
   std::string header(std::string_view name) const;
@@ -85,6 +88,31 @@ struct Upgrade {
   std::shared_ptr<void> hold;  // kept as long as the socket (a user's slot)
 };
 
+// A request's header fields in order, names as sent (a relay's rewrite edits them).
+using HeaderFields = std::vector<std::pair<std::string, std::string>>;
+
+// What ends a relay from outside (the route's watch): closes both of its sockets.
+class RelayEnd {
+ public:
+  virtual ~RelayEnd() = default;
+  virtual void close() = 0;
+};
+
+// A route's answer to a header-only request that hands the rest of the connection to a
+// guest's HTTP server (a preview URL). The server writes the request to `fd`, its fields
+// passed through `rewrite` and its body after it, then relays: what `fd` answers reaches the
+// client byte for byte, as it comes (streams, server-sent events); each further request on
+// the connection is rewritten the same way; after a request that asks for an Upgrade (a
+// WebSocket) both directions are bytes. `open` runs on a worker once relaying starts, with the
+// handle that ends it; `close` once when it is over (always after open() returned).
+struct Relay {
+  int fd = -1;  // owned from here on: a connected stream socket
+  std::function<void(HeaderFields&)> rewrite;
+  std::function<void(std::shared_ptr<RelayEnd>)> open;
+  std::function<void()> close;
+  std::shared_ptr<void> hold;  // kept as long as the relay (a user's slot)
+};
+
 struct Response;
 
 // A route's answer that must wait on something outside the server first (a TCP connect to a
@@ -106,6 +134,7 @@ struct Response {
   std::shared_ptr<Stream> stream;    // set: an endless body (status and headers are sent first)
   std::shared_ptr<Upgrade> upgrade;  // set: a WebSocket (status and body are not used)
   std::shared_ptr<Deferred> later;   // set: the answer comes from later->run()
+  std::shared_ptr<Relay> relay;      // set: the connection goes to a guest (status, body unused)
   // The request carried a valid credential: its connection is no stranger any more, and is
   // not shed to make room for others (connection_ledger.hpp).
   bool authenticated = false;
@@ -131,6 +160,8 @@ class HttpError : public std::runtime_error {
   nlohmann::json extra_;
 };
 
+// Every byte but letters, digits and -._~ as %XX: a path segment or a query value.
+std::string percent_encode(std::string_view text);
 // "%2F" -> "/"; with `plus_is_space`, "+" -> " " (query strings). HttpError 400 on a bad escape.
 std::string percent_decode(std::string_view text, bool plus_is_space);
 // Splits a target into its decoded path and query parameters.

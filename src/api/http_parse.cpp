@@ -54,6 +54,16 @@ Request to_request(Message& message, const std::string& remote, bool tls) {
   return request;
 }
 
+std::string host_of(const Message& message) {
+  auto host = util::to_lower(std::string(message[http::field::host]));
+  if (!host.empty() && host.front() == '[') {  // [v6]:port
+    const auto end = host.find(']');
+    return end == std::string::npos ? host : host.substr(0, end + 1);
+  }
+  if (const auto colon = host.find(':'); colon != std::string::npos) host.resize(colon);
+  return host;
+}
+
 }  // namespace detail
 
 using namespace detail;

@@ -193,6 +193,8 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void on_header(error_code ec) {
     if (ec) return on_read_error(ec);
     const auto& header = parser_->get();
+    if (server_.options.header_only && server_.options.header_only(host_of(header)))
+      return dispatch_header_only();
     if (const auto refused = refuse_length(*parser_, server_.options))
       return reject(refused->status, refused->error);
     if (util::to_lower(std::string(header[http::field::expect])) == "100-continue") {
@@ -231,8 +233,22 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     std::shared_ptr<Message> handshake;
     if (websocket::is_upgrade(message)) handshake = std::make_shared<Message>(message);
     Request request = to_request(message, remote_, kTls<Wire>);
-    const bool keep_alive = message.keep_alive();
-    const unsigned version = message.version();
+    handle(std::move(request), message.keep_alive(), message.version(), std::move(handshake));
+  }
+
+  // A relayed host's request: the handler sees its header; the parser keeps its place in the
+  // stream for the relay. Unless the request has no body, the connection ends after an
+  // answer that is not a relay (its body is not read).
+  void dispatch_header_only() {
+    auto message = parser_->get();
+    Request request = to_request(message, remote_, kTls<Wire>);
+    request.header_only = true;
+    handle(std::move(request), message.keep_alive() && parser_->is_done(), message.version(),
+           nullptr);
+  }
+
+  void handle(Request request, bool keep_alive, unsigned version,
+              std::shared_ptr<Message> handshake) {
     transport().expires_never();
     server_.ledger->busy(id_);  // a whole request: not shed while it is answered
     asio::post(*server_.workers, [self = this->shared_from_this(), request = std::move(request),
@@ -272,6 +288,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     asio::post(executor_, [self = this->shared_from_this(), response = std::move(response),
                            keep_alive, version, handshake]() mutable {
       if (response.upgrade) return self->upgrade(std::move(response.upgrade), handshake);
+      if (response.relay) return self->relay(std::move(response.relay));
       // A refused handshake: the answer, then the connection ends.
       self->respond(std::move(response), keep_alive && !handshake, version);
     });
@@ -299,7 +316,12 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void write(Response response, std::shared_ptr<Message> res, bool keep_alive) {
     res->set(http::field::server, "bowline");
     if (!response.content_type.empty()) res->set(http::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) res->set(name, value);
+    // Set-Cookie is the one header sent more than once (one per cookie); the others replace.
+    for (const auto& [name, value] : response.headers)
+      if (util::to_lower(name) == "set-cookie")
+        res->insert(name, value);
+      else
+        res->set(name, value);
     if constexpr (kTls<Wire>) res->set(http::field::strict_transport_security, kHsts);
     res->keep_alive(keep_alive && !server_.stopping);
     res->prepare_payload();
@@ -318,6 +340,16 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     // The stream moves to a WebSocket session; this session ends with nothing left to do.
     upgraded_ = true;
     start_websocket(std::move(stream_), server_, id_, std::move(handshake), std::move(upgrade));
+  }
+
+  void relay(std::shared_ptr<Relay> relay) {
+    if (server_.stopping || !parser_ || parser_->is_header_done() == false) {
+      if (relay->fd >= 0) ::close(relay->fd);
+      return close();
+    }
+    upgraded_ = true;  // the relay has the stream now
+    start_relay(std::move(stream_), std::move(buffer_), *parser_, server_, id_, std::move(relay));
+    parser_.reset();
   }
 
   // An error before the request was read whole: answer, then close without a reset (the
@@ -540,24 +572,6 @@ void HttpServer::Impl::admit(tcp::socket socket) {
   else
     std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), *this, admission.id)
         ->run();
-}
-
-void HttpServer::Impl::load_tls() {
-  const auto& files = *options.tls;
-  tls.emplace(asio::ssl::context::tls_server);
-  SSL_CTX_set_min_proto_version(tls->native_handle(), TLS1_2_VERSION);
-  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::single_dh_use);
-  error_code ec;
-  tls->use_certificate_chain_file(files.certificate_chain, ec);
-  if (ec)
-    throw std::runtime_error("cannot load the TLS certificate " + files.certificate_chain + ": " +
-                             ec.message());
-  tls->use_private_key_file(files.private_key, asio::ssl::context::pem, ec);
-  if (ec)
-    throw std::runtime_error("cannot load the TLS key " + files.private_key + ": " + ec.message());
-  if (SSL_CTX_check_private_key(tls->native_handle()) != 1)
-    throw std::runtime_error("the TLS key " + files.private_key +
-                             " does not belong to the certificate " + files.certificate_chain);
 }
 
 HttpServer::HttpServer(HttpServerOptions options, Handler handler)

@@ -3,7 +3,8 @@
 // upstream I/O on threads of their own (Response::later), a request body limit, endless
 // bodies for server-sent events, and connections counted per client address, strangers shed
 // first (connection_ledger.hpp); plain HTTP or HTTPS (with WSS) through the same code. Only
-// http_server.cpp, http_websocket.cpp and http_parse.cpp see Boost.Beast.
+// http_server.cpp, http_websocket.cpp, http_relay.cpp, http_tls.cpp and http_parse.cpp see
+// Boost.Beast.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/http.hpp"
 
@@ -22,6 +24,13 @@ namespace bowline::api {
 struct TlsFiles {
   std::string certificate_chain;
   std::string private_key;
+};
+
+// A certificate for the host names that end in `suffix` (".preview.example.com": a
+// wildcard's), chosen by the name the client asks for (SNI).
+struct HostTls {
+  std::string suffix;
+  TlsFiles files;
 };
 
 struct HttpServerOptions {
@@ -48,6 +57,11 @@ struct HttpServerOptions {
   // Set: HTTPS and WSS only (TLS 1.2 or later), answers carry Strict-Transport-Security and
   // requests say Request::tls; plain HTTP on the port gets a 400 and the connection ends.
   std::optional<TlsFiles> tls;
+  std::vector<HostTls> host_tls;  // with `tls`: other certificates, by name
+  // Requests whose Host (lower case, without the port) it accepts reach the handler after
+  // their header (Request::header_only), whatever their body's size, and may be relayed
+  // (Response::relay). Any other answer to one with a body ends its connection.
+  std::function<bool(std::string_view host)> header_only;
 };
 
 class HttpServer {

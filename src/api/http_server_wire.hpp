@@ -84,6 +84,8 @@ void configure(Parser& parser, const HttpServerOptions& options);
 std::optional<ParsedRequest> refuse_length(const Parser& parser, const HttpServerOptions& options);
 std::optional<ParsedRequest> refuse_read(error_code ec, const HttpServerOptions& options);
 Request to_request(Message& message, const std::string& remote, bool tls);
+// The Host header in lower case without its port ("" when absent).
+std::string host_of(const Message& message);
 
 }  // namespace detail
 
@@ -116,6 +118,8 @@ struct HttpServer::Impl {
   std::unique_ptr<asio::thread_pool> workers;
   std::vector<std::thread> threads;
   std::optional<asio::ssl::context> tls;  // set: HTTPS only
+  // Other certificates by host name suffix (HostTls), chosen by SNI (http_tls.cpp).
+  std::deque<std::pair<std::string, asio::ssl::context>> host_tls;
 
   Impl(HttpServerOptions o, Handler h) : options(std::move(o)), handler(std::move(h)) {}
   void load_tls();
@@ -184,6 +188,12 @@ namespace detail {
 template <class Wire>
 void start_websocket(Wire stream, HttpServer::Impl& server, HttpServer::Impl::Id id,
                      std::shared_ptr<Message> request, std::shared_ptr<Upgrade> upgrade);
+
+// The stream of a header-only request's session goes to a Relay (http_relay.cpp): `buffer`
+// holds what was read past the header, `parser` has the header and reads the body on.
+template <class Wire>
+void start_relay(Wire stream, beast::flat_buffer buffer, Parser& parser, HttpServer::Impl& server,
+                 HttpServer::Impl::Id id, std::shared_ptr<Relay> relay);
 
 }  // namespace detail
 }  // namespace bowline::api

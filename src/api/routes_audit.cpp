@@ -6,6 +6,7 @@
 #include "api/api.hpp"
 #include "api/audit_trail.hpp"
 #include "util/duration.hpp"
+#include "util/strings.hpp"
 
 namespace bowline::api {
 namespace {
@@ -99,6 +100,32 @@ void Api::audit(const Request& request, const Routed& routed, Response& response
     audit_->record(std::move(entry));
     return answer;
   };
+}
+
+// A preview connection is a socket into a space: recorded when it opens (101) or is refused;
+// the redirects of its login are not. The action names the preview's host.
+void Api::audit_preview(const Request& request, const std::optional<store::User>& user,
+                        const Response& response) {
+  if (!audit_->enabled() || (!response.relay && response.status < 400)) return;
+  store::AuditEntry entry;
+  if (user) {
+    entry.user_id = user->id;
+    entry.username = user->username;
+  }
+  entry.peer = client_address(request, options_.sessions.trusted_proxies);
+  entry.action =
+      request.method + " preview " + util::to_lower(request.header("host")) + request.path;
+  entry.status = response.relay ? 101 : response.status;
+  if (user && response.relay) {
+    const auto host = util::to_lower(request.header("host"));
+    Caller caller;
+    caller.user = *user;
+    try {
+      entry.space_id = preview_space(caller, host.substr(0, host.rfind(':'))).space.id;
+    } catch (const std::exception&) {
+    }
+  }
+  audit_->record(std::move(entry));
 }
 
 void Api::add_audit_routes() {

@@ -19,12 +19,25 @@ namespace bowline::api {
 nlohmann::json Api::connect_json(const store::Space& space, const std::string& owner) {
   const auto target = space.name + (owner.empty() ? "" : "." + owner);
   nlohmann::json ports = nlohmann::json::array();
+  std::string owner_name = owner;
+  if (owner_name.empty() && space.owner_id)
+    if (auto user = store_.users().get(*space.owner_id)) owner_name = user->username;
   try {
     for (const auto& p : engine_.space_spec(space).ports) {
       nlohmann::json entry = {
           {"port", p.port},
           {"forward", "bowline forward " + target + " " + std::to_string(p.port)}};
       if (!p.name.empty()) entry["name"] = p.name;
+      if (p.preview != spec::Preview::None) {
+        entry["preview"] = spec::to_string(p.preview);
+        const auto url = preview_url(options_.preview, p.port, space.name, owner_name);
+        if (url)
+          entry["previewUrl"] = *url;
+        else
+          entry["previewNote"] = options_.preview.enabled()
+                                     ? "PORT--SPACE--OWNER is longer than a DNS label (63)"
+                                     : "previews are off on this server (server.preview.domain)";
+      }
       ports.push_back(entry);
     }
   } catch (const std::exception&) {  // a template that no longer expands: no ports to show

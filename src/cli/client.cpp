@@ -15,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "api/http.hpp"
 #include "cli/app.hpp"
 #include "cli/tls_trust.hpp"
 #include "util/curl.hpp"
@@ -246,18 +247,7 @@ std::string error_message(const Endpoint& e, long status, const ojson& body,
 }  // namespace
 
 std::string escape_segment(std::string_view segment) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : segment) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
+  return api::percent_encode(segment);
 }
 
 Client::Client(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}

@@ -311,6 +311,14 @@ std::string format_space_info(const ojson& space) {
         forwards += (forwards.empty() ? "" : "; ") + text_of(p, "forward") +
                     (text_of(p, "name").empty() ? "" : " (" + text_of(p, "name") + ")");
     row_unless_empty("ports", forwards);
+    if (const auto* ports = member(*connect, "ports"))
+      for (const auto& p : *ports) {
+        const auto who = text_of(p, "preview");
+        if (who.empty()) continue;
+        const auto url = text_of(p, "previewUrl");
+        row("preview " + text_of(p, "port"),
+            (url.empty() ? text_of(p, "previewNote") : url) + "  (" + who + ")");
+      }
   }
   const auto readiness = readiness_of(space);
   std::string ready = readiness_summary(readiness);

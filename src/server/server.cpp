@@ -83,6 +83,30 @@ image::CacheOptions cache_options_for(const ServerSettings& settings) {
   return o;
 }
 
+// Previews are served on the server's own port and scheme; logins go through server.url.
+api::PreviewOptions preview_options(const ServerSettings& settings) {
+  api::PreviewOptions o;
+  o.domain = settings.preview_domain;
+  const auto [address, port] = api::split_listen_address(settings.listen);
+  o.https = plan_tls(settings).kind != TlsPlan::Kind::Off;
+  o.port = port;
+  o.ui_origin = settings.public_url;
+  if (!o.ui_origin.empty()) {
+    // Behind a TLS front end the previews share its scheme and port.
+    o.https = o.ui_origin.rfind("https://", 0) == 0;
+    const auto authority = o.ui_origin.substr(o.ui_origin.find("://") + 3);
+    const auto colon = authority.rfind(':');
+    o.port = colon != std::string::npos && authority.find(']', colon) == std::string::npos
+                 ? static_cast<std::uint16_t>(std::stoi(authority.substr(colon + 1)))
+                 : (o.https ? 443 : 80);
+    return o;
+  }
+  const bool v6 = address.find(':') != std::string::npos;
+  o.ui_origin = std::string(o.https ? "https://" : "http://") +
+                (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+  return o;
+}
+
 api::ApiOptions api_options_for(const ServerSettings& settings,
                                 std::function<void(const std::string&)> log) {
   api::ApiOptions o;
@@ -95,6 +119,7 @@ api::ApiOptions api_options_for(const ServerSettings& settings,
   o.max_import_size = settings.max_image_size;
   o.audit.retention = settings.audit_retention;
   o.audit.file = settings.audit_file;
+  o.preview = preview_options(settings);
   // `settings` outlive the Api (run_server's).
   o.backup = [&settings](const std::function<void(std::string_view)>& sink) {
     write_backup({settings.data_dir, describe_settings(settings), settings.config_file,
@@ -277,11 +302,20 @@ api::HttpServerOptions http_options(const ServerSettings& settings, std::ostream
   if (const auto tls = prepare_tls(settings, plan)) {
     options.tls = api::TlsFiles{tls->cert.string(), tls->key.string()};
     out << "bowline server: " << describe_ready(*tls) << "\n";
+    if (const auto preview = prepare_preview_tls(settings, plan)) {
+      options.host_tls.push_back(
+          {"." + settings.preview_domain, {preview->cert.string(), preview->key.string()}});
+      out << "bowline server: previews' " << describe_ready(*preview) << "\n";
+    }
   } else if (!is_loopback_address(address)) {
     err << "bowline server: warning: plain HTTP on " << settings.listen << " (" << plan.reason
         << "): tokens, passwords and consoles cross the network in the clear unless a TLS "
            "front end is in between\n";
   }
+  if (!settings.preview_domain.empty())
+    options.header_only = [suffix = "." + settings.preview_domain](std::string_view host) {
+      return host.size() > suffix.size() && host.ends_with(suffix);
+    };
   return options;
 }
 
@@ -368,9 +402,12 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     web.add_generated("/ui/event-kinds.js", api::event_kinds_module(),
                       "text/javascript; charset=utf-8");
     api::HttpServer server(server_options, [&api, &web](api::Request& request) {
-      return api::StaticFiles::handles(request.path) ? web.handle(request) : api.handle(request);
+      // A preview host is the guest's, all of it: the UI's files are never served there.
+      const bool ui = api::StaticFiles::handles(request.path) && !api.is_preview_request(request);
+      return ui ? web.handle(request) : api.handle(request);
     });
     server.start();
+    api.listening_on(server.port());  // port 0 in the settings: the previews' is known now
     out << "bowline server listening on " << listening_url(server_options, server.port())
         << " (data in " << settings.data_dir.string() << ", libvirt " << settings.libvirt_uri
         << ")\n"

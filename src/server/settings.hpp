@@ -106,6 +106,14 @@ struct ServerSettings {
   std::filesystem::path tls_cert;
   std::filesystem::path tls_key;
   TlsMode tls_mode = TlsMode::Auto;
+  // The web UI's address as browsers reach it ("https://bowline.example.com"); empty: the
+  // listen address's. Preview logins send browsers there.
+  std::string public_url;
+  // Preview URLs of guest ports (docs/teams.md): their wildcard's domain (empty: off), and its
+  // certificate and key (neither: a self-signed one made in the data directory).
+  std::string preview_domain;
+  std::filesystem::path preview_cert;
+  std::filesystem::path preview_key;
   // A KubeVirt cluster as a second node (docs/kubevirt.md); an empty name: none.
   std::string kubevirt_name;
   std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config

@@ -271,6 +271,31 @@ std::string namespace_name(const SettingValue& v) {
   return name;
 }
 
+std::string dns_name(const SettingValue& v) {
+  auto name = util::to_lower(word(v));
+  if (name.empty()) return name;
+  bool ok = name.size() <= 253 && name.find('.') != std::string::npos;
+  for (const auto& label : util::split(name, '.')) ok = ok && is_dns_label(std::string(label));
+  if (!ok)
+    throw v.error("\"" + name +
+                  "\" is not a DNS name of two labels or more (e.g. preview.example.com)");
+  return name;
+}
+
+// Where browsers reach the UI: a scheme and an authority, nothing after them (the UI is at /).
+std::string public_url(const SettingValue& v) {
+  auto url = word(v);
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (url.empty()) return url;
+  const auto scheme_end = url.find("://");
+  const auto scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
+  const auto authority = scheme_end == std::string::npos ? "" : url.substr(scheme_end + 3);
+  if ((scheme != "https" && scheme != "http") || authority.empty() ||
+      authority.find_first_of("/?#@ ") != std::string::npos)
+    throw v.error("\"" + url + "\" is not a web address of the form https://HOST[:PORT] (no path)");
+  return url;
+}
+
 std::int64_t limit(const SettingValue& v, bool bytes) {
   const auto parsed = engine::parse_limit(v.text(), bytes);
   if (const auto* error = std::get_if<std::string>(&parsed)) throw v.error(*error);

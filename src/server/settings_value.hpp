@@ -60,6 +60,8 @@ GuestFilter guest_filter(const SettingValue& v);
 TlsMode tls_mode(const SettingValue& v);
 std::string node_name(const SettingValue& v);       // a DNS label but local; empty: none
 std::string namespace_name(const SettingValue& v);  // a DNS label
+std::string dns_name(const SettingValue& v);        // empty, or DNS labels joined by dots
+std::string public_url(const SettingValue& v);      // empty, or http(s)://HOST[:PORT]
 // A quota's limit: a count (or a size, when `bytes`) or unlimited (-1).
 std::int64_t limit(const SettingValue& v, bool bytes);
 

@@ -101,6 +101,29 @@ std::optional<TlsReady> prepare_tls(const ServerSettings& settings, const TlsPla
   return ready;
 }
 
+std::optional<TlsReady> prepare_preview_tls(const ServerSettings& settings, const TlsPlan& plan) {
+  if (settings.preview_domain.empty() || plan.kind == TlsPlan::Kind::Off) return std::nullopt;
+  if (settings.preview_cert.empty() != settings.preview_key.empty())
+    throw std::runtime_error("server.preview.cert and server.preview.key go together: give both");
+  TlsReady ready;
+  if (!settings.preview_cert.empty()) {
+    ready.cert = settings.preview_cert;
+    ready.key = settings.preview_key;
+  } else {
+    if (plan.kind != TlsPlan::Kind::SelfSigned) return std::nullopt;
+    ready.self_signed = true;
+    ready.cert = settings.data_dir / ("preview-" + settings.preview_domain + "-cert.pem");
+    ready.key = settings.data_dir / ("preview-" + settings.preview_domain + "-key.pem");
+    if (!file_exists(ready.cert) || !file_exists(ready.key)) {
+      write_self_signed(ready.cert, ready.key, {{"*." + settings.preview_domain}, {}},
+                        kSelfSignedValidity);
+      ready.made_now = true;
+    }
+  }
+  ready.fingerprint = certificate_file_fingerprint(ready.cert);
+  return ready;
+}
+
 std::string describe_ready(const TlsReady& ready) {
   const std::string how = !ready.self_signed ? "given"
                           : ready.made_now   ? "self-signed, made now"

@@ -38,6 +38,12 @@ struct TlsReady {
 // cannot be read or made, or only one of the self-signed pair exists.
 std::optional<TlsReady> prepare_tls(const ServerSettings& settings, const TlsPlan& plan);
 
+// The certificate for preview hosts (SNI): the one given (server.preview.cert and .key), or,
+// when the server makes its own, a self-signed one for *.DOMAIN in the data directory
+// (preview-DOMAIN-cert.pem); nullopt without previews, without HTTPS, or when the server's
+// given certificate is to serve them too. Throws as prepare_tls.
+std::optional<TlsReady> prepare_preview_tls(const ServerSettings& settings, const TlsPlan& plan);
+
 // "TLS certificate FILE (how), fingerprint SHA256:...": the server's line at start.
 std::string describe_ready(const TlsReady& ready);
 // One line for --print-config: plain HTTP and why, or the certificate and its fingerprint

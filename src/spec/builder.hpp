@@ -36,6 +36,7 @@ class SpecBuilder {
   void read_cloud_init(const YAML::Node& root);
   void read_access(const YAML::Node& root);
   void read_ports(const YAML::Node& ports);
+  void read_preview(const YAML::Node& entry, const std::string& path, ServicePort& port);
   // Rules across fields, sizing, Cozystack's defaults (builder_resolve.cpp).
   void resolve(const YAML::Node& root);
   struct SizingFields;

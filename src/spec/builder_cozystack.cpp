@@ -306,7 +306,7 @@ void SpecBuilder::read_ports(const YAML::Node& ports) {
     // yaml-cpp's Node assignment writes into the node: pick the port's node once.
     const YAML::Node number = named ? ports[i]["port"] : ports[i];
     if (named) {
-      if (!r_.mapping(ports[i], path, {"port", "name"})) continue;
+      if (!r_.mapping(ports[i], path, {"port", "name", "http", "preview"})) continue;
       if (Reader::absent(number)) {
         r_.error(ports[i], path, "a port entry needs port: (e.g. {port: 3000, name: web})");
         continue;
@@ -318,6 +318,7 @@ void SpecBuilder::read_ports(const YAML::Node& ports) {
         }
         entry.name = *name;
       }
+      read_preview(ports[i], path, entry);
     }
     const auto port = r_.whole_number(number, named ? path + ".port" : path, 65535);
     if (!port) continue;
@@ -329,6 +330,22 @@ void SpecBuilder::read_ports(const YAML::Node& ports) {
     else
       spec_.ports.push_back(entry);
   }
+}
+
+// `http: true` marks a web app (a private preview); `preview: private|team` says who may open
+// it. Both given must agree: `http: false` with a preview is a contradiction, not a default.
+void SpecBuilder::read_preview(const YAML::Node& entry, const std::string& path,
+                               ServicePort& port) {
+  const auto http = r_.boolean(entry["http"], path + ".http");
+  if (http && *http) port.preview = Preview::Private;
+  const auto who = r_.choice(entry["preview"], path + ".preview", {"private", "team"});
+  if (!who) return;
+  if (http && !*http) {
+    r_.error(entry["http"], path + ".http",
+             "http: false contradicts preview: " + *who + " (a preview is for a web app)");
+    return;
+  }
+  port.preview = *who == "team" ? Preview::Team : Preview::Private;
 }
 
 }  // namespace bowline::spec

@@ -5,6 +5,9 @@ namespace bowline::spec {
 const char* to_string(NetworkMode m) {
   return m == NetworkMode::Nat ? "nat" : "bridged";
 }
+const char* to_string(Preview p) {
+  return p == Preview::Team ? "team" : p == Preview::Private ? "private" : "none";
+}
 const char* to_string(Bootloader b) {
   return b == Bootloader::Uefi ? "uefi" : "bios";
 }

@@ -97,10 +97,17 @@ struct Sizing {
   std::uint32_t vcpus() const { return sockets * cores; }
 };
 
-// A guest port the template offers through the tunnel: `8000` or `{port: 3000, name: web}`.
+// Who may open a port's preview URL (https://PORT--SPACE--OWNER.PREVIEW_DOMAIN/): nobody (no
+// preview), the owner and those the space is shared with, or any logged-in user.
+enum class Preview { None, Private, Team };
+const char* to_string(Preview);
+
+// A guest port the template offers through the tunnel: `8000` or `{port: 3000, name: web}`;
+// `{port: 3000, http: true}` or `preview: private|team` also gives it a preview URL.
 struct ServicePort {
   std::uint16_t port = 0;
   std::string name;  // optional; what the UI and `bowline forward` call it
+  Preview preview = Preview::None;
   bool operator==(const ServicePort&) const = default;
 };
 

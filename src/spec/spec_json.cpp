@@ -66,6 +66,7 @@ nlohmann::ordered_json to_json(const Spec& s) {
   for (const auto& p : s.ports) {
     json entry = {{"port", p.port}};
     if (!p.name.empty()) entry["name"] = p.name;
+    if (p.preview != Preview::None) entry["preview"] = to_string(p.preview);
     ports.push_back(entry);
   }
   out["ports"] = ports;

@@ -104,14 +104,26 @@ function Shell({ session, setSession }) {
     <main id="main">${body}</main>`;
 }
 
+// A preview host sent the browser here to learn who it is (its cookie stays off a redirect from
+// another site): once logged in, on to the server's authorize step, and nowhere else.
+function continuePreview(session) {
+  const next = new URLSearchParams(location.search).get("preview");
+  if (session && next && next.startsWith("/api/v1/preview/authorize?")) {
+    location.replace(next);
+    return true;
+  }
+  return false;
+}
+
 function App() {
   const [session, setSession] = useState(undefined);  // undefined: asking; null: logged out
+  const enter = (s) => { if (!continuePreview(s)) setSession(s); };
   useEffect(() => {
     api.setUnauthorizedHandler(() => setSession(null));
-    api.currentSession().then(setSession, () => setSession(null));
+    api.currentSession().then(enter, () => setSession(null));
   }, []);
   if (session === undefined) return html`<p class="loading">Loading…</p>`;
-  if (!session) return html`<${Login} onLogin=${setSession} />`;
+  if (!session) return html`<${Login} onLogin=${enter} />`;
   return html`<${Shell} session=${session} setSession=${setSession} />`;
 }
 

@@ -69,7 +69,10 @@ function Connect({ space, info, user, terminal }) {
       <dt>Host key</dt><dd><code data-connect="fingerprint">${c.hostKeyFingerprint || "none pinned (made by an older bowline)"}</code></dd>
       ${(c.ports || []).filter((p) => !isSshPort(p)).map((p) => html`
         <dt>Port ${p.port}${p.name ? ` (${p.name})` : ""}</dt>
-        <dd data-port=${p.port}><code data-connect="forward">${p.forward}</code>, then <a href="http://127.0.0.1:${p.port}/" target="_blank" rel="noopener">http://127.0.0.1:${p.port}/</a></dd>`)}
+        <dd data-port=${p.port}><code data-connect="forward">${p.forward}</code>, then <a href="http://127.0.0.1:${p.port}/" target="_blank" rel="noopener">http://127.0.0.1:${p.port}/</a>${p.preview && html`<br />
+          Preview (${p.preview === "team" ? "every logged-in user" : "you and those it is shared with"}): ${p.previewUrl
+            ? html`<a data-preview=${p.port} href=${p.previewUrl} target="_blank" rel="noopener">${p.previewUrl}</a>`
+            : html`<span data-preview-note=${p.port}>${p.previewNote}</span>`}`}</dd>`)}
     </dl>
     <p class="hint">VM Terminal is a shell over SSH as ${space.owner || "the owner"}, with no password${terminalWhy ? html` — <strong data-why="terminal">unavailable: ${terminalWhy}</strong>` : ""}.
       VM Console is the serial console, for when SSH is down: log in with your service password.</p>`;

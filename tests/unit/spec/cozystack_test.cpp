@@ -653,5 +653,32 @@ TEST(Ports, BadEntriesAreErrorsAtTheirPlace) {
   EXPECT_TRUE(test::ErrorCount(r, 6));
 }
 
+// A preview URL is asked for per port: `http: true` (private) or `preview: private|team`.
+TEST(Ports, PreviewMarks) {
+  const auto r = test::load(
+      "image: debian-12\nnetwork: {mode: nat}\n"
+      "ports: [22000, {port: 8000, http: true}, {port: 3000, preview: team}, "
+      "{port: 3001, http: true, preview: private}, {port: 3002, http: false}]\n");
+  ASSERT_TRUE(test::Valid(r));
+  ASSERT_EQ(r.spec->ports.size(), 5u);
+  EXPECT_EQ(r.spec->ports[0].preview, Preview::None);
+  EXPECT_EQ(r.spec->ports[1].preview, Preview::Private);
+  EXPECT_EQ(r.spec->ports[2].preview, Preview::Team);
+  EXPECT_EQ(r.spec->ports[3].preview, Preview::Private);
+  EXPECT_EQ(r.spec->ports[4].preview, Preview::None);
+}
+
+TEST(Ports, BadPreviewMarksAreErrorsAtTheirPlace) {
+  const auto r = test::load(
+      "image: debian-12\nnetwork: {mode: nat}\n"
+      "ports: [{port: 80, preview: public}, {port: 81, http: false, preview: team}, "
+      "{port: 82, http: 1}]\n");
+  EXPECT_TRUE(
+      test::HasError(r, "ports[0].preview", 3, 29, "\"public\" is not one of private, team"));
+  EXPECT_TRUE(test::HasError(r, "ports[1].http", 3, 55, "http: false contradicts preview: team"));
+  EXPECT_TRUE(test::HasError(r, "ports[2].http", 3, 95, "expected true or false"));
+  EXPECT_TRUE(test::ErrorCount(r, 3));
+}
+
 }  // namespace
 }  // namespace bowline::spec
