@@ -141,7 +141,8 @@ sysctl -qw net.ipv4.ip_forward=1 || abort "net.ipv4.ip_forward=1"
 resolver=$net3.$((base + 1)) # what bridged guests are told to use (the test checks the config)
 "$bowline" server --listen "$server_ip:0" --data-dir "$work/data" --images-path "$images" \
   --domain-type qemu --libvirt-uri qemu:///system --resolvers "$resolver" \
-  --external-address "$ext_ip" --external-ports "$ext_first-$((ext_first + 99))" >"$work/server.log" 2>&1 &
+  --external-address "$ext_ip" --external-ports "$ext_first-$((ext_first + 99))" \
+  --preview-domain preview.test >"$work/server.log" 2>&1 &
 server_pid=$!
 url=""
 for _ in $(seq 300); do
@@ -183,8 +184,9 @@ user=dana
 ssh-keygen -q -t ed25519 -N '' -C "$user@bowline-e2e" -f "$work/id_ed25519" || abort "ssh-keygen"
 # A service password with a space and quotes: the guest's hash must verify it as typed.
 service_pw="d4na's \"service\" pw"
+web_pw="dana-web-$tag"
 out=$(as_admin user create "$user" --email "$user@example.org" --service-password "$service_pw" \
-  --permission use-ssh --permission use-ports) ||
+  --password "$web_pw" --permission use-ssh --permission use-ports) ||
   abort "user create: $out"
 user_token=$(sed -n 's/.*token (shown once): *\([^ ]*\).*/\1/p' <<<"$out")
 [ -n "$user_token" ] || abort "user create printed no token: $out"
@@ -206,7 +208,7 @@ network:
   bridge: $network
 environment:
   - BWDEB_GREETING=$greeting
-ports: [8000]
+ports: [{port: 8000, http: true}]
 external: true
 externalPorts: [8000]
 cloudInit: |
@@ -302,6 +304,29 @@ agent_ping() {
 }
 check "the QEMU guest agent answers guest-ping" agent_ping "$domain"
 
+# --- PREVIEW: the port's own HTTPS origin, in Chromium (web/tests/preview.mjs) ---------------
+# The browser runs on this host, which reaches the server's address; *.preview.test is mapped
+# there, and both of the server's self-signed certificates are pinned.
+preview_checks() {
+  local preview spki="" cert line
+  preview=$(as_user space info dev -o json | jq -r '.info.connect.ports[0].previewUrl // empty')
+  check "preview: space info gives port 8000 a URL under preview.test ($preview)" \
+    grep -qE "^https://8000--dev--$user\.preview\.test:[0-9]+/$" <<<"$preview"
+  for cert in "$work/data/tls-cert.pem" "$work/data/preview-preview.test-cert.pem"; do
+    spki+=${spki:+,}$(openssl x509 -in "$cert" -pubkey -noout | openssl pkey -pubin -outform der |
+      openssl dgst -sha256 -binary | base64)
+  done
+  while IFS= read -r line; do
+    case $line in
+      *": PASS "*) pass "preview: browser: ${line#*PASS }" ;;
+      *": FAIL "*) fail "preview: browser: ${line#*FAIL }" ;;
+      *) echo "  $line" ;;
+    esac
+  done < <(BASE_URL="$url" SPACE_ID="$(as_user space info dev -o json | jq -r .id)" \
+    USERNAME="$user" PASSWORD="$web_pw" PREVIEW_URL="$preview" SERVER_SPKI="$spki" \
+    RESOLVE="MAP *.preview.test $server_ip" timeout 300 node "$root/web/tests/preview.mjs" 2>&1)
+}
+
 # --- TUNNEL: ssh, scp, rsync and port forwards from the client's machine, through the server ---
 # Every ssh below has StrictHostKeyChecking yes and no known host but bowline's. (OpenSSH reads
 # ~/.ssh of the passwd entry, not $HOME: the config bowline writes is passed with -F.)
@@ -367,7 +392,10 @@ check "tunnel/rsync: a directory to dev.bowline, with ssh-config's Host block an
   rsync_tree 2>>"$work/bssh.err"
 [ -s "$work/bssh.err" ] && sed 's/^/  ssh: /' "$work/bssh.err"
 # A unit of its own: nothing of it holds the ssh session open.
-guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && sudo -n systemd-run --quiet --unit bwdeb-www python3 -m http.server 8000 --directory /tmp/www" 2>>"$work/ssh.err"
+# A web app with a WebSocket echo (lib/guest_web_app.py), for the forward, the external port and
+# the preview URL below.
+guest "cat > /tmp/app.py" <"$here/lib/guest_web_app.py" 2>>"$work/ssh.err"
+guest "mkdir -p /tmp/www && echo 'served from the guest' > /tmp/www/hello.txt && sudo -n systemd-run --quiet --unit bwdeb-www python3 /tmp/app.py 8000 /tmp/www" 2>>"$work/ssh.err"
 # Python starts slowly under emulation: wait until the guest's port answers inside the guest.
 guest "bash -c 'for i in \$(seq 1 90); do (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null && exit 0; sleep 1; done; exit 1'" 2>>"$work/ssh.err" ||
   log "the guest's web server did not start: $(guest 'systemctl status bwdeb-www --no-pager' 2>&1 | tail -5)"
@@ -383,6 +411,7 @@ check "tunnel/forward: the client's 127.0.0.1:18080 reaches the guest's port 800
 [ "$got" = "served from the guest" ] || { sed 's/^/  forward: /' "$work/forward.out" "$work/forward.err"; tail -3 "$work/ssh.err"; }
 kill "$forward_pid" 2>/dev/null
 pkill -f " forward dev 18080:8000" 2>/dev/null # ip netns exec does not pass the signal on
+preview_checks
 # The same port published on the external address (external: true): from the client, never on
 # the web UI's address.
 ext_port=$(as_user space info dev -o json | python3 -c 'import json, sys; print(json.load(sys.stdin)["info"]["externalPorts"][0]["hostPort"])' 2>/dev/null)

@@ -53,10 +53,12 @@ export function testRun(name) {
   return { log, step, finish };
 }
 
-// SERVER_SPKI (base64 SHA-256 of a certificate's public key): that certificate is trusted, as
-// a pin, and no other (a server's self-signed certificate, without touching any trust store).
+// SERVER_SPKI (base64 SHA-256 of a certificate's public key, or several, comma-separated): those
+// certificates are trusted, as pins, and no other (a server's self-signed certificate, without touching any trust store).
 export function launchBrowser() {
   const pinned = process.env.SERVER_SPKI ? [`--ignore-certificate-errors-spki-list=${process.env.SERVER_SPKI}`] : [];
+  // RESOLVE: host-resolver rules ("MAP *.preview.test 198.51.100.17"): names without DNS.
+  if (process.env.RESOLVE) pinned.push(`--host-resolver-rules=${process.env.RESOLVE}`);
   return chromium.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
