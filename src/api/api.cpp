@@ -64,6 +64,7 @@ Api::Api(store::Store& store, engine::Engine& engine, engine::EventBus& events, 
   add_snapshot_routes();
   add_share_routes();
   add_preview_routes();
+  add_sso_routes();
   add_export_routes();
   add_event_routes();
   add_node_routes();

@@ -21,14 +21,23 @@
 #include "api/space_owners.hpp"
 #include "api/space_stats.hpp"
 #include "api/spaces_list.hpp"
+#include "api/sso_users.hpp"
 #include "api/user_slots.hpp"
 #include "api/web_session.hpp"
 #include "engine/engine.hpp"
 #include "engine/event_bus.hpp"
 #include "engine/space_archive.hpp"
+#include "sso/oidc.hpp"
 #include "store/store.hpp"
 
 namespace bowline::api {
+
+struct SsoFlows;
+
+struct SsoOptions {
+  std::shared_ptr<sso::OidcClient> client;  // the provider; unset: single sign-on is off
+  SsoPolicy policy;
+};
 
 struct ApiOptions {
   // A node's record for GET /api/v1/nodes ({name, kind, runtimes, checks, ...}), for each of
@@ -63,6 +72,8 @@ struct ApiOptions {
   std::function<void(const std::function<void(std::string_view)>& sink)> backup;
   // Preview URLs of guest ports (preview_names.hpp); off without a domain.
   PreviewOptions preview;
+  // Single sign-on (routes_sso.cpp): off without a client.
+  SsoOptions sso;
 };
 
 class ConsoleHub;
@@ -104,6 +115,15 @@ class Api {
   void add_backup_route();
   void add_snapshot_routes();
   void add_share_routes();
+  // Single sign-on (routes_sso.cpp).
+  void add_sso_routes();
+  void add_sso_web_routes();
+  void add_sso_device_routes();
+  sso::OidcClient& oidc();  // HttpError 404 when single sign-on is off
+  std::string sso_redirect_uri() const;
+  Response sso_callback(const Request& request);
+  Response sso_device_poll(const Request& request);
+  store::User sso_login(const Request& request, const nlohmann::json& claims, const char* how);
   // Preview URLs (routes_preview.cpp).
   void add_preview_routes();
   struct PreviewHit {
@@ -218,6 +238,7 @@ class Api {
   SpaceOwners owners_;
   WebSessions sessions_;
   PreviewPasses previews_;
+  std::shared_ptr<SsoFlows> sso_;
   std::unique_ptr<ConsoleHub> consoles_;
   std::unique_ptr<SocketWatch> sockets_;
   std::unique_ptr<AuditTrail> audit_;

@@ -12,8 +12,10 @@
 namespace bowline::api {
 
 struct PreviewOptions {
-  std::string domain;        // "preview.example.com"; empty: no previews
-  std::string ui_origin;     // where the web UI is: "https://bowline.example.com:7470"
+  std::string domain;  // "preview.example.com"; empty: no previews
+  // Where the web UI is, as browsers reach it: "https://bowline.example.com:7470" (previews'
+  // logins and single sign-on's redirect go there).
+  std::string ui_origin;
   bool https = true;         // the previews' scheme
   std::uint16_t port = 443;  // the previews' port (in URLs unless it is the scheme's own)
   bool enabled() const { return !domain.empty(); }

@@ -12,6 +12,7 @@
 #include "api/api.hpp"
 #include "api/auth.hpp"
 #include "api/preview_names.hpp"
+#include "api/redirect.hpp"
 #include "api/space_roles.hpp"
 #include "engine/engine_error.hpp"
 #include "util/strings.hpp"
@@ -44,25 +45,6 @@ Response page(int status, const std::string& text) {
   r.body = text + "\n";
   r.headers.emplace_back("Cache-Control", "no-store");
   return r;
-}
-
-Response redirect(const std::string& to) {
-  Response r;
-  r.status = 302;
-  r.content_type = "";
-  r.headers.emplace_back("Location", to);
-  r.headers.emplace_back("Cache-Control", "no-store");
-  return r;
-}
-
-// A path on the same origin: never "//elsewhere" nor a scheme, which would send the browser
-// away from the preview.
-std::string local_path(const std::string& path) {
-  const bool ok =
-      path.size() > 0 && path[0] == '/' && (path.size() == 1 || path[1] != '/') &&
-      path.find('\\') == std::string::npos &&
-      std::none_of(path.begin(), path.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
-  return ok ? path : "/";
 }
 
 std::string host_of_request(const Request& request) {
@@ -153,7 +135,7 @@ void Api::add_preview_routes() {
                 auto found = sessions_.find(request);
                 // Not logged in here (or the cookie stayed behind, SameSite=Strict, on a
                 // redirect from another site): the UI continues once it knows the session.
-                if (!found) return redirect("/?preview=" + percent_encode(request.target));
+                if (!found) return redirect_to("/?preview=" + percent_encode(request.target));
                 Caller caller;
                 caller.user = found->user;
                 caller.by_session = true;
@@ -161,8 +143,8 @@ void Api::add_preview_routes() {
                 const auto code = previews_.issue(
                     {found->user.id, host, found->session.cookie_sha256}, get("state"));
                 const auto base = preview_origin(host);
-                return redirect(base + kLoginPath + "?code=" + code +
-                                "&path=" + percent_encode(local_path(get("path"))));
+                return redirect_to(base + kLoginPath + "?code=" + code +
+                                   "&path=" + percent_encode(local_path(get("path"))));
               });
 }
 
@@ -185,7 +167,7 @@ Response Api::preview(Request& request) {
       return page(403,
                   "This preview login link is not good any more (used, older than a minute, or "
                   "opened in another browser). Open the preview's address again.");
-    auto r = redirect(local_path(request.query.count("path") ? request.query.at("path") : "/"));
+    auto r = redirect_to(local_path(request.query.count("path") ? request.query.at("path") : "/"));
     r.headers.emplace_back("Set-Cookie", set_cookie(pass_cookie(secure), *pass, secure, 43200));
     r.headers.emplace_back("Set-Cookie", set_cookie(state_cookie(secure), "", secure, 0));
     return r;
@@ -196,9 +178,9 @@ Response Api::preview(Request& request) {
       return page(401, "Log in first: open this preview's address in your browser.");
     auto state = cookie_value(cookies, state_cookie(secure));
     if (state.size() != 64) state = new_token();
-    auto r = redirect(options_.preview.ui_origin +
-                      "/api/v1/preview/authorize?host=" + percent_encode(host) +
-                      "&path=" + percent_encode(request.target) + "&state=" + state);
+    auto r = redirect_to(options_.preview.ui_origin +
+                         "/api/v1/preview/authorize?host=" + percent_encode(host) +
+                         "&path=" + percent_encode(request.target) + "&state=" + state);
     r.headers.emplace_back("Set-Cookie", set_cookie(state_cookie(secure), state, secure, 600));
     return r;
   }

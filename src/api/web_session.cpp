@@ -89,6 +89,14 @@ SessionLogin WebSessions::finish_login(PendingLogin& pending, std::string_view p
   return out;
 }
 
+SessionLogin WebSessions::open(const store::User& user) {
+  if (user.disabled) throw HttpError(403, "the account " + user.username + " is disabled");
+  SessionLogin out{user, new_token(), new_token()};
+  store_.sessions().create(user.id, token_hash(out.cookie), out.csrf,
+                           store_.clock().now_unix_ms() + options_.absolute.count());
+  return out;
+}
+
 std::string WebSessions::hash(std::string_view password, const Request& request) {
   const auto address = address_prefix(client_address(request, options_.trusted_proxies));
   const auto ticket = gate_.enter("address:" + address);

@@ -97,6 +97,8 @@ class WebSessions {
   std::shared_ptr<PendingLogin> begin_login(std::string_view username, const Request& request);
   SessionLogin finish_login(PendingLogin& pending, std::string_view password);
   SessionLogin login(std::string_view username, std::string_view password, const Request& request);
+  // A session for a user someone else vouched for (single sign-on): no password, same cookie.
+  SessionLogin open(const store::User& user);
   // The gate every password check and hash goes through.
   PasswordGate& password_gate() { return gate_; }
   // Outside a login, for the request's client: a password's hash (a new user, a new password),

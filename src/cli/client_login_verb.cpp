@@ -1,10 +1,14 @@
 // bowline login: checks a token against a server and keeps both in the login file. For an
 // https:// server whose certificate the system does not vouch for, it first shows the
-// certificate's fingerprint and asks (or takes --accept-fingerprint), then pins it.
+// certificate's fingerprint and asks (or takes --accept-fingerprint), then pins it. With --sso
+// the token comes from a single sign-on in a browser (the device authorization flow).
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "cli/app.hpp"
 #include "cli/client_format.hpp"
@@ -21,7 +25,34 @@ struct LoginArgs {
   ClientOptions client;
   std::string token;
   std::string accept_fingerprint;
+  bool sso = false;
 };
+
+// Single sign-on from a terminal (the device authorization flow): the server asks its
+// provider for a code, the person enters it in any browser, and the server hands this CLI an
+// API token of theirs once they have.
+std::string sso_token(const Endpoint& endpoint) {
+  auto anonymous = endpoint;
+  anonymous.token.clear();
+  Client client(anonymous);
+  const auto start = client.post("/api/v1/sso/device", ojson::object());
+  const auto id = text_of(start, "id");
+  const auto complete = text_of(start, "verificationUriComplete");
+  std::cerr << "To log in, open " << text_of(start, "verificationUri") << " in a browser and enter "
+            << "the code " << text_of(start, "userCode") << "\n";
+  if (!complete.empty()) std::cerr << "(or open " << complete << ")\n";
+  std::cerr << "Waiting for the login..." << std::endl;
+  auto interval = start.value("interval", 5);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(start.value("expiresIn", 600));
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::seconds(std::max(1, interval)));
+    const auto answer = client.post("/api/v1/sso/device/" + escape_segment(id), ojson::object());
+    if (answer.contains("token")) return text_of(answer, "token");
+    interval = answer.value("interval", interval);
+  }
+  throw CliError(kExitUnreachable, "the login code expired before the login was done: try again");
+}
 
 std::string read_token() {
   std::string token;
@@ -101,8 +132,9 @@ int login(const LoginArgs& a) {
   auto endpoint = resolve_endpoint(a.client.server);
   const auto pinned_before = endpoint.fingerprint;
   trust_server(endpoint, a.accept_fingerprint);
-  endpoint.token = a.token.empty() ? read_token() : a.token;
-  endpoint.token_from = "--token";
+  if (a.sso && !a.token.empty()) throw CliError(kExitUsage, "--sso and --token: choose one");
+  endpoint.token = a.sso ? sso_token(endpoint) : a.token.empty() ? read_token() : a.token;
+  endpoint.token_from = a.sso ? "single sign-on" : "--token";
   Client client(endpoint);
   const auto me = client.get("/api/v1/whoami");
   auto file = read_login_file(endpoint.login_file).value_or(LoginFile{});
@@ -135,6 +167,9 @@ void add_login_verb(CLI::App& app, int& exit_code) {
       "fingerprint and, once you confirm it, pinned: later verbs refuse any other");
   cmd->add_option("--token", a->token,
                   "The API token (default: read from the terminal or one line of stdin)");
+  cmd->add_flag("--sso", a->sso,
+                "Log in through the server's single sign-on: open the address shown in any "
+                "browser and enter the code; the server then gives this CLI a token (30 days)");
   cmd->add_option("--accept-fingerprint", a->accept_fingerprint,
                   "Trust and pin the server's certificate with this fingerprint (SHA256:..., as "
                   "bowline server prints it) without asking");

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -32,9 +33,11 @@
 #include "server/tls.hpp"
 #include "spec/ipv4.hpp"
 #include "spec/loader.hpp"
+#include "sso/oidc.hpp"
 #include "util/clock.hpp"
 #include "util/hash.hpp"
 #include "util/process.hpp"
+#include "util/strings.hpp"
 
 namespace bowline::server {
 
@@ -107,6 +110,29 @@ api::PreviewOptions preview_options(const ServerSettings& settings) {
   return o;
 }
 
+// The provider's client, when single sign-on is set: its secret read from its file now.
+api::SsoOptions sso_options(const ServerSettings& settings) {
+  api::SsoOptions o;
+  if (settings.sso_issuer.empty()) return o;
+  if (settings.sso_client_id.empty() || settings.sso_client_secret_file.empty())
+    throw std::runtime_error(
+        "server.sso.issuer needs server.sso.client_id and server.sso.client_secret_file");
+  std::ifstream file(settings.sso_client_secret_file);
+  std::string secret;
+  if (!file || !std::getline(file, secret) || util::trim(secret).empty())
+    throw std::runtime_error("cannot read the client secret from " +
+                             settings.sso_client_secret_file.string() +
+                             " (server.sso.client_secret_file)");
+  sso::ProviderSettings provider{settings.sso_issuer, settings.sso_client_id,
+                                 std::string(util::trim(secret)), settings.sso_ca_file.string()};
+  o.client = std::make_shared<sso::OidcClient>(provider, sso::curl_provider_http(provider));
+  o.policy.username_claim = settings.sso_username_claim;
+  o.policy.groups_claim = settings.sso_groups_claim;
+  o.policy.admin_groups = {settings.sso_admin_groups.begin(), settings.sso_admin_groups.end()};
+  o.policy.group_permissions = settings.sso_group_permissions;
+  return o;
+}
+
 api::ApiOptions api_options_for(const ServerSettings& settings,
                                 std::function<void(const std::string&)> log) {
   api::ApiOptions o;
@@ -120,6 +146,7 @@ api::ApiOptions api_options_for(const ServerSettings& settings,
   o.audit.retention = settings.audit_retention;
   o.audit.file = settings.audit_file;
   o.preview = preview_options(settings);
+  o.sso = sso_options(settings);
   // `settings` outlive the Api (run_server's).
   o.backup = [&settings](const std::function<void(std::string_view)>& sink) {
     write_backup({settings.data_dir, describe_settings(settings), settings.config_file,

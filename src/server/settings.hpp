@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -114,6 +115,17 @@ struct ServerSettings {
   std::string preview_domain;
   std::filesystem::path preview_cert;
   std::filesystem::path preview_key;
+  // Single sign-on through an OpenID Connect provider (docs/teams.md): its issuer (empty:
+  // off), this server's client id and the file with its secret, the provider's CA, the claims
+  // that name a user and list their groups, and what groups give.
+  std::string sso_issuer;
+  std::string sso_client_id;
+  std::filesystem::path sso_client_secret_file;
+  std::filesystem::path sso_ca_file;
+  std::string sso_username_claim = "preferred_username";
+  std::string sso_groups_claim = "groups";
+  std::vector<std::string> sso_admin_groups;
+  std::map<std::string, std::set<store::Permission>> sso_group_permissions;
   // A KubeVirt cluster as a second node (docs/kubevirt.md); an empty name: none.
   std::string kubevirt_name;
   std::filesystem::path kubevirt_kubeconfig;  // empty: $KUBECONFIG, else ~/.kube/config

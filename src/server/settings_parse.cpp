@@ -296,6 +296,44 @@ std::string public_url(const SettingValue& v) {
   return url;
 }
 
+// The provider's issuer, exactly as its discovery document says it: https, or http only on a
+// loopback address (a provider for tests and development on this machine).
+std::string issuer_url(const SettingValue& v) {
+  const auto url = word(v);
+  if (url.empty()) return url;
+  const bool https = url.rfind("https://", 0) == 0;
+  const bool loopback = url.rfind("http://127.", 0) == 0 || url.rfind("http://localhost", 0) == 0 ||
+                        url.rfind("http://[::1]", 0) == 0;
+  if ((!https && !loopback) || url.find_first_of(" ?#") != std::string::npos)
+    throw v.error("\"" + url + "\" is not an issuer: an https:// URL (http:// only on loopback)");
+  return url;
+}
+
+std::vector<std::string> words(const SettingValue& v) {
+  auto list = split_list(v);
+  for (const auto& w : list)
+    if (w.find_first_of(" \t=") != std::string::npos)
+      throw v.error("\"" + w + "\" is not a name (no spaces or '=')");
+  return list;
+}
+
+std::map<std::string, std::set<store::Permission>> group_permissions(const SettingValue& v) {
+  std::map<std::string, std::set<store::Permission>> out;
+  for (const auto& item : split_list(v)) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw v.error("\"" + item + "\" is not GROUP=PERMISSION+PERMISSION");
+    auto& set = out[item.substr(0, eq)];
+    for (const auto& name : util::split(item.substr(eq + 1), '+')) {
+      const auto permission = store::parse_permission(name);
+      if (!permission)
+        throw v.error("\"" + name + "\" is not a permission (" + store::permission_names() + ")");
+      set.insert(*permission);
+    }
+  }
+  return out;
+}
+
 std::int64_t limit(const SettingValue& v, bool bytes) {
   const auto parsed = engine::parse_limit(v.text(), bytes);
   if (const auto* error = std::get_if<std::string>(&parsed)) throw v.error(*error);
@@ -326,6 +364,17 @@ std::string limit(const std::optional<std::int64_t>& value, bool bytes) {
 
 std::string path_or(const fs::path& path, const std::string& none) {
   return path.empty() ? none : path.string();
+}
+
+std::string group_permissions(const std::map<std::string, std::set<store::Permission>>& map) {
+  std::string out;
+  for (const auto& [group, permissions] : map) {
+    std::string names;
+    for (const auto p : permissions)
+      names += (names.empty() ? "" : "+") + std::string(store::to_string(p));
+    out += (out.empty() ? "" : ",") + group + "=" + names;
+  }
+  return out.empty() ? "(none)" : out;
 }
 
 }  // namespace show

@@ -12,7 +12,7 @@ namespace bowline::server {
 
 // Data written as code: a row per setting, in the order --print-config and the docs show them.
 const std::vector<Setting>& setting_table() {
-  static const std::vector<Setting> table{
+  static const std::vector<Setting> table = with_team_settings({
       {.key = "server.listen",
        .type = "address",
        .flag = "--listen",
@@ -64,61 +64,6 @@ const std::vector<Setting>& setting_table() {
                   "front. With a certificate given only `auto` is allowed",
        .set = [](auto& s, const auto& v) { s.tls_mode = parse::tls_mode(v); },
        .show = [](const auto& s) { return std::string(to_string(s.tls_mode)); }},
-      {.key = "server.url",
-       .type = "url",
-       .flag = "--url",
-       .env = "BOWLINE_URL",
-       .default_value = "",
-       .default_doc = "the listen address's",
-       .summary = "the web UI's address as browsers reach it (https://HOST[:PORT])",
-       .details = "the web UI's address as people's browsers reach it, `https://HOST[:PORT]` "
-                  "without a path (behind a TLS front end, the front end's). Preview logins send "
-                  "browsers there. Empty: the listen address, with `https://` when bowline "
-                  "serves HTTPS",
-       .set = [](auto& s, const auto& v) { s.public_url = parse::public_url(v); },
-       .show =
-           [](const auto& s) {
-             return s.public_url.empty() ? "(the listen address)" : s.public_url;
-           }},
-      {.key = "server.preview.domain",
-       .type = "name",
-       .flag = "--preview-domain",
-       .env = "BOWLINE_PREVIEW_DOMAIN",
-       .default_value = "",
-       .default_doc = "none (no previews)",
-       .summary = "the domain of preview URLs (https://PORT--SPACE--OWNER.DOMAIN/); empty: off",
-       .details = "the domain under which each port a template marks for a preview (`http: "
-                  "true`, or `preview:` `private` or `team`, in `ports:`) is served, at "
-                  "`PORT--SPACE--OWNER.DOMAIN` on the server's port. Point a wildcard DNS name "
-                  "(`*.DOMAIN`) at the server and give a wildcard certificate "
-                  "(`server.preview.cert`). Use a domain that is not under the UI's host name "
-                  "([teams.md](teams.md#preview-urls)). Empty: previews are off",
-       .set = [](auto& s, const auto& v) { s.preview_domain = parse::dns_name(v); },
-       .show =
-           [](const auto& s) { return s.preview_domain.empty() ? "(none)" : s.preview_domain; }},
-      {.key = "server.preview.cert",
-       .type = "path",
-       .flag = "--preview-cert",
-       .env = "BOWLINE_PREVIEW_CERT",
-       .default_value = "",
-       .default_doc = "none",
-       .summary = "a PEM certificate for *.DOMAIN of the previews; needs server.preview.key",
-       .details = "the PEM certificate (chain) served to browsers that ask for a preview host "
-                  "(chosen by SNI), for `*.DOMAIN`. Needs `server.preview.key`. Neither, while "
-                  "the server makes its own certificate: a self-signed one for `*.DOMAIN` in "
-                  "the data directory (`preview-cert.pem`, `preview-key.pem`)",
-       .set = [](auto& s, const auto& v) { s.preview_cert = parse::path(v); },
-       .show = [](const auto& s) { return show::path_or(s.preview_cert, "(none)"); }},
-      {.key = "server.preview.key",
-       .type = "path",
-       .flag = "--preview-key",
-       .env = "BOWLINE_PREVIEW_KEY",
-       .default_value = "",
-       .default_doc = "none",
-       .summary = "the PEM private key of server.preview.cert",
-       .details = "the preview certificate's PEM private key (keep it 0600)",
-       .set = [](auto& s, const auto& v) { s.preview_key = parse::path(v); },
-       .show = [](const auto& s) { return show::path_or(s.preview_key, "(none)"); }},
       {.key = "server.data_dir",
        .type = "path",
        .flag = "--data-dir",
@@ -640,7 +585,7 @@ const std::vector<Setting>& setting_table() {
                   "in all",
        .set = [](auto& s, const auto& v) { s.default_quota.disk = parse::limit(v, true); },
        .show = [](const auto& s) { return show::limit(s.default_quota.disk, true); }},
-  };
+  });
   return table;
 }
 

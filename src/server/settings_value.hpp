@@ -32,6 +32,9 @@ struct SettingValue {
   SettingsError error(const std::string& message) const;
 };
 
+// The table's rows of a team's server (settings_table_team.cpp), after `table`'s.
+std::vector<Setting> with_team_settings(std::vector<Setting> table);
+
 // Each parser trims the text and throws a SettingsError that names the key and where the
 // value came from.
 namespace parse {
@@ -58,10 +61,14 @@ std::vector<spec::Ipv4Network> networks(const SettingValue& v);
 engine::DomainTypeSetting domain_type(const SettingValue& v);
 GuestFilter guest_filter(const SettingValue& v);
 TlsMode tls_mode(const SettingValue& v);
-std::string node_name(const SettingValue& v);       // a DNS label but local; empty: none
-std::string namespace_name(const SettingValue& v);  // a DNS label
-std::string dns_name(const SettingValue& v);        // empty, or DNS labels joined by dots
-std::string public_url(const SettingValue& v);      // empty, or http(s)://HOST[:PORT]
+std::string node_name(const SettingValue& v);           // a DNS label but local; empty: none
+std::string namespace_name(const SettingValue& v);      // a DNS label
+std::string dns_name(const SettingValue& v);            // empty, or DNS labels joined by dots
+std::string public_url(const SettingValue& v);          // empty, or http(s)://HOST[:PORT]
+std::string issuer_url(const SettingValue& v);          // empty, or https://... (http on loopback)
+std::vector<std::string> words(const SettingValue& v);  // a list, each without spaces
+// GROUP=PERMISSION+PERMISSION,...: what each group gives.
+std::map<std::string, std::set<store::Permission>> group_permissions(const SettingValue& v);
 // A quota's limit: a count (or a size, when `bytes`) or unlimited (-1).
 std::int64_t limit(const SettingValue& v, bool bytes);
 
@@ -75,6 +82,7 @@ std::string hours(std::chrono::hours value);                              // "16
 std::string boolean(bool value);                                          // "true" | "false"
 std::string limit(const std::optional<std::int64_t>& value, bool bytes);  // "32Gi", "unlimited"
 // The items joined by commas; `none` when there are none.
+std::string group_permissions(const std::map<std::string, std::set<store::Permission>>& map);
 template <class List, class Text>
 std::string list(const List& items, Text text, const std::string& none = "") {
   std::string out;

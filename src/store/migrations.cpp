@@ -406,6 +406,21 @@ END;
 )sql");
 }
 
+// v19: users who log in through single sign-on, by their identity at the provider (issuer and
+// subject, which never change) rather than by a name the provider might give someone else.
+void add_sso_identities(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE sso_identities (
+  issuer     TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  user_id    INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (issuer, subject)
+) STRICT;
+CREATE INDEX sso_identities_by_user ON sso_identities(user_id);
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -436,6 +451,7 @@ const std::vector<Migration>& migrations() {
       {16, "downloads charged to users", add_downloads},
       {17, "cloud-init instance ids", add_instance_ids},
       {18, "space shares and the audit log", add_shares_and_audit},
+      {19, "single sign-on identities", add_sso_identities},
   };
   return steps;
 }

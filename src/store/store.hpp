@@ -33,6 +33,7 @@
 #include "store/space_list_rows.hpp"
 #include "store/spaces.hpp"
 #include "store/sqlite.hpp"
+#include "store/sso_identities.hpp"
 #include "store/templates.hpp"
 #include "store/users.hpp"
 #include "util/clock.hpp"
@@ -69,6 +70,7 @@ class Store {
   SnapshotRepository& snapshots() { return snapshots_; }
   DownloadRepository& downloads() { return downloads_; }
   ShareRepository& shares() { return shares_; }
+  SsoIdentityRepository& sso_identities() { return sso_identities_; }
   AuditRepository& audit() { return audit_; }
 
   Db& db() { return db_; }
@@ -112,6 +114,7 @@ class Store {
   SnapshotRepository snapshots_{db_, clock_};
   DownloadRepository downloads_{db_, clock_};
   ShareRepository shares_{db_, clock_};
+  SsoIdentityRepository sso_identities_{db_, clock_};
   AuditRepository audit_{db_, clock_};
   std::unique_ptr<UserRepository> read_users_;
   std::unique_ptr<TokenRepository> read_tokens_;

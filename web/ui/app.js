@@ -13,11 +13,21 @@ import { DisplayPage } from "/ui/display.js";
 import { ConsolePage } from "/ui/console.js";
 import { TerminalPage } from "/ui/terminal.js";
 
+// Single sign-on's button when the server has a provider; its failure comes back as ?sso_error=.
+function useSso() {
+  const [sso, setSso] = useState(null);
+  useEffect(() => { api.get("/sso").then(setSso, () => setSso(null)); }, []);
+  return sso;
+}
+
 function Login({ onLogin }) {
-  const [error, setError] = useState("");
+  const [error, setError] = useState(new URLSearchParams(location.search).get("sso_error") || "");
   const [busy, setBusy] = useState(false);
   const first = useRef(null);
+  const sso = useSso();
   useEffect(() => { first.current && first.current.focus(); }, []);
+  // After the login, on to where the browser was going (a preview's authorize step, kept in ?preview=).
+  const next = new URLSearchParams(location.search).get("preview") || "/";
   const submit = async (e) => {
     e.preventDefault();
     const form = e.target;
@@ -41,6 +51,8 @@ function Login({ onLogin }) {
         ${error && html`<p class="error" role="alert">${error}</p>`}
         <button type="submit" disabled=${busy}>Log in</button>
       </form>
+      ${sso && sso.enabled && html`
+        <p class="sso"><a class="button" data-sso href=${"/api/v1/sso/login?next=" + encodeURIComponent(next)}>Log in with single sign-on</a></p>`}
     </main>`;
 }
 

@@ -5,6 +5,7 @@
 
 #include "api/preview_names.hpp"
 #include "api/preview_passes.hpp"
+#include "api/redirect.hpp"
 
 namespace bowline::api {
 namespace {
@@ -46,6 +47,15 @@ TEST(PreviewNames, OtherHostsMeanNothing) {
         "8000--dev--dana.preview.example.com.evil"})
     EXPECT_TRUE(preview_targets(options(), host).empty()) << host;
   EXPECT_FALSE(is_preview_host(options(), "evilpreview.example.com"));
+}
+
+// Where a login lands: never off the origin (an open redirect), whatever the query says.
+TEST(PreviewNames, LandingPathsStayOnTheOrigin) {
+  EXPECT_EQ(local_path("/app?x=1#y"), "/app?x=1#y");
+  EXPECT_EQ(local_path("/"), "/");
+  for (const char* away : {"//evil.example/", "https://evil.example/", "/\\evil.example", "",
+                           "evil", "/a\nLocation: x", "\\\\evil"})
+    EXPECT_EQ(local_path(away), "/") << away;
 }
 
 TEST(PreviewPasses, ACodeIsGoodOnceForItsHostAndState) {

@@ -83,6 +83,14 @@ INSERT INTO space_shares VALUES ('s-1', 7, 'user', 1017);
 INSERT INTO audit_log (id, time, user_id, username, peer, action, space_id, status)
   VALUES (13, 1018, 7, 'alice', '198.51.100.7', 'POST /api/v1/spaces/{id}/start', 's-1', 202);
 )sql");
+  at(19, "INSERT INTO sso_identities VALUES ('https://id.example', 'sub-alice', 7, 1019)");
+}
+
+// Single sign-on identities came with v19.
+void expect_sso_identity(Store& s, int version) {
+  EXPECT_EQ(s.sso_identities().user_of("https://id.example", "sub-alice"),
+            version >= 19 ? std::optional<std::int64_t>(7) : std::nullopt);
+  EXPECT_EQ(s.sso_identities().linked(7), version >= 19);
 }
 
 // Shares and the audit log came with v18; an upgrade from before starts with neither.
@@ -227,6 +235,7 @@ void expect_records_intact(Store& s, int version) {
   expect_space_belongings(s, version);
   expect_owner_belongings(s, version);
   expect_shares_and_audit(s, version);
+  expect_sso_identity(s, version);
 }
 
 std::filesystem::path fixture_file(int version) {
