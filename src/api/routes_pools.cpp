@@ -14,14 +14,17 @@ nlohmann::json Api::pool_json_of(const store::Pool& pool) {
                         {"updatedAt", pool.updated_at}};
   if (auto tmpl = store_.templates().get(pool.template_id)) out["template"] = tmpl->name;
   auto members = nlohmann::json::array();
-  int ready = 0;
+  // Ready: claimable at once, booted or waiting suspended (server.pools.wait).
+  int ready = 0, waiting_suspended = 0;
   for (const auto& m : store_.spaces().list_for_pool(pool.id)) {
-    ready += m.state == store::SpaceState::Running;
+    ready += m.state == store::SpaceState::Running || m.state == store::SpaceState::Suspended;
+    waiting_suspended += m.state == store::SpaceState::Suspended;
     nlohmann::json member = {{"id", m.id}, {"name", m.name}, {"state", store::to_string(m.state)}};
     if (!m.error.empty()) member["error"] = m.error;
     members.push_back(std::move(member));
   }
   out["ready"] = ready;
+  out["suspended"] = waiting_suspended;
   out["members"] = std::move(members);
   return out;
 }

@@ -72,6 +72,8 @@ struct EngineSettings {
   StatsSettings stats;
   // When idle spaces are suspended (server.idle.*); each stats round looks.
   IdleSettings idle;
+  // Ready pool members wait suspended (server.pools.wait); each stats round looks.
+  bool pools_wait_suspended = true;
   // This host's IPv4 addresses, which no bridged space is given; unset: its interfaces now.
   std::function<std::set<std::uint32_t>()> host_addresses;
   // Where the whole text of a failure goes when what users read of it was shortened (host
@@ -263,10 +265,14 @@ class Engine : public SpaceAccess {
   // (libvirt: managed save) is saved and its machine let go; `reason` is shown with it. A
   // failure fails the operation and leaves the space running. A start resumes a suspended space
   // (resume_space), a stop discards its saved state.
-  std::int64_t suspend_space(const std::string& id, const std::string& reason);
+  // `waiting_member`: a pool member waiting for its claim, left as it is once claimed.
+  std::int64_t suspend_space(const std::string& id, const std::string& reason,
+                             bool waiting_member = false);
   std::int64_t resume_space(const std::string& id, const std::string& why);
   // One look for idle spaces (after each stats round; tests call it themselves).
   void suspend_idle();
+  // Ready pool members that wait running are suspended (when the settings say so).
+  void suspend_waiting_members();
   IdleWatch& idle() { return idle_; }
 
   // Pools keep `size` members of a NAT template booted and unowned; a claim hands one to a
@@ -388,6 +394,8 @@ class Engine : public SpaceAccess {
   // transaction; EngineError when none is ready or the quota refuses.
   store::Space take_member(const store::Pool& pool, const store::User& owner,
                            const std::string& name);
+  std::optional<store::Space> pick_member(const store::Pool& pool, const store::User& owner,
+                                          const std::string& name);
   void fill_pool(std::int64_t pool_id);
   static std::optional<std::string> pool_template_problem(const spec::Spec& spec,
                                                           const std::string& template_name);
@@ -504,6 +512,7 @@ class Engine : public SpaceAccess {
   store::DownloadRepository& download_rows_ = store_.downloads();
   std::mutex progress_mutex_;  // recorded and published in one order
   std::mutex clones_mutex_;
+  std::mutex claims_mutex_;            // a claim's pick against a waiting member's suspend
   std::map<std::string, int> cloned_;  // source space id -> clones reading its disk now
   std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file
   // Disks whose file is being made (owner, name), under disks_mutex_: their names are taken.

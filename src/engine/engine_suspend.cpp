@@ -49,7 +49,8 @@ void Engine::describe_idle(SpaceView& view) {
     view.idle_for = std::chrono::duration_cast<std::chrono::seconds>(timer_.now() - *since);
 }
 
-std::int64_t Engine::suspend_space(const std::string& id, const std::string& reason) {
+std::int64_t Engine::suspend_space(const std::string& id, const std::string& reason,
+                                   bool waiting_member) {
   auto space = require(id);
   auto& node = node_of(space);
   node.capabilities().require(Capability::Suspend, node.name());
@@ -63,13 +64,20 @@ std::int64_t Engine::suspend_space(const std::string& id, const std::string& rea
                           " has passed-through devices, whose state cannot be saved: stop it");
   return enqueue(
       space, "suspend",
-      [this, id, reason, &node](std::int64_t op) {
-        const auto current = require(id);
-        if (current.state != SpaceState::Running)
-          throw EngineError(EngineError::Kind::Conflict,
-                            "the space became " + std::string(store::to_string(current.state)) +
-                                " before its suspend began");
-        set_state(id, SpaceState::Suspending);
+      [this, id, reason, waiting_member, &node](std::int64_t op) {
+        store::Space current;
+        {
+          // A pool member is suspended only while nobody has claimed it: the claim's pick and
+          // this check are one at a time, and a claim passes over a member being suspended.
+          std::lock_guard lock(claims_mutex_);
+          current = require(id);
+          if (waiting_member && (current.owner_id || !current.pool_id)) return;
+          if (current.state != SpaceState::Running)
+            throw EngineError(EngineError::Kind::Conflict,
+                              "the space became " + std::string(store::to_string(current.state)) +
+                                  " before its suspend began");
+          set_state(id, SpaceState::Suspending);
+        }
         Observation seen;
         try {
           seen = node.suspend(current, progress_for({op}, id));
@@ -154,7 +162,32 @@ std::shared_ptr<void> Engine::hold(const std::string& space_id) {
   return idle_.hold(space_id);
 }
 
+// A member waits for its claim as memory on disk, once its guest is ready (cloud-init done, so
+// its agent runs): a pool of ten costs ten saved images, not ten guests' memory.
+void Engine::suspend_waiting_members() {
+  if (!settings_.pools_wait_suspended) return;
+  for (const auto& space : store_.read_spaces().list()) {
+    if (!space.pool_id || space.owner_id || space.state != SpaceState::Running) continue;
+    auto& node = node_of(space);
+    if (!node.capabilities().supports(Capability::Suspend)) continue;
+    try {
+      if (passes_through(space_spec(space))) continue;  // never suspended
+    } catch (const std::exception&) {
+      continue;  // a template that no longer expands: its start says so
+    }
+    const auto ready = node.readiness(space);
+    if (!ready || !ready->finished || ready->failed) continue;
+    try {
+      suspend_space(space.id, "ready: waits for its claim suspended", /*waiting_member=*/true);
+    } catch (const std::exception& e) {
+      events_.publish(event::kPoolError, space.id,
+                      {{"member", space.name}, {"error", std::string("suspend: ") + e.what()}});
+    }
+  }
+}
+
 void Engine::suspend_idle() {
+  suspend_waiting_members();
   // The spaces in one read (the reader's connection: never waiting for the engine's writes);
   // only nodes that report samples (libvirt) have spaces in the sampler's running set.
   std::map<std::string, store::Space> spaces;

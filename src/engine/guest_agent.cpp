@@ -98,6 +98,23 @@ int guest_exec(const AgentCall& agent, const std::string& path,
   }
 }
 
+void wait_for_agent(const AgentCall& agent, std::chrono::seconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  std::string last;
+  for (;;) {
+    try {
+      command(agent, {{"execute", "guest-ping"}}, std::chrono::seconds(5));
+      return;
+    } catch (const std::exception& e) {
+      last = e.what();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  throw GuestAgentError("the guest agent did not answer within " +
+                        std::to_string(patience.count()) + " s: " + last);
+}
+
 void apply_identity(const AgentCall& agent, const GuestIdentity& identity,
                     std::chrono::seconds timeout) {
   check_identity(identity);

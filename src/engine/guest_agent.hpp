@@ -42,6 +42,11 @@ class GuestExecStartError : public GuestAgentError {
 void apply_identity(const AgentCall& agent, const GuestIdentity& identity,
                     std::chrono::seconds timeout = std::chrono::seconds(30));
 
+// Returns once the agent answers guest-ping, asking again for up to `patience`: after a resume
+// the agent's channel takes a moment to come back. Throws GuestAgentError with the last
+// reason when it never answers.
+void wait_for_agent(const AgentCall& agent, std::chrono::seconds patience);
+
 // Runs a program in the guest (guest-exec) and waits for it; returns its exit code, with
 // stdout+stderr in `output`. The agent only offers a status call to learn when it ended.
 int guest_exec(const AgentCall& agent, const std::string& path,

@@ -385,11 +385,14 @@ void LibvirtNode::personalise(const NodeSpace& s, const std::string& previous_us
   identity.password_hash = plan.guest.password_hash;
   identity.hostname = plan.guest.hostname;
   identity.previous_user = previous_user;
-  apply_identity(
-      [this, domain = s.space.domain_name](const std::string& json, std::chrono::seconds t) {
-        return hypervisor_.agent_command(domain, json, t);
-      },
-      identity);
+  const AgentCall agent = [this, domain = s.space.domain_name](const std::string& json,
+                                                               std::chrono::seconds t) {
+    return hypervisor_.agent_command(domain, json, t);
+  };
+  // A member resumed for its claim: its agent's channel comes back a moment after the guest.
+  if (const auto patience = agent_patience(s.space.domain_name); patience.count() > 0)
+    wait_for_agent(agent, patience);
+  apply_identity(agent, identity);
   // The seed now describes the owner too: a later boot keeps them.
   write_seed(plan);
 }

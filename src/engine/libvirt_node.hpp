@@ -162,6 +162,8 @@ class LibvirtNode final : public Node {
   Freeze freeze_guest(const std::string& domain);
   std::optional<std::string> thaw_guest(const std::string& domain);
   std::shared_ptr<std::mutex> snapshot_lock(const std::string& domain);
+  std::chrono::seconds agent_patience(const std::string& domain);
+  bool agent_connected(const std::string& domain);
 
   libvirt::Hypervisor& hypervisor_;
   image::ImageCache& images_;
@@ -175,6 +177,10 @@ class LibvirtNode final : public Node {
   libvirt::Subscription subscription_;
   std::mutex snapshot_locks_mutex_;
   std::map<std::string, std::shared_ptr<std::mutex>> snapshot_locks_;  // by domain
+  std::mutex restored_mutex_;
+  // When a domain's memory was last restored from disk (a resume), until its agent is used.
+  std::map<std::string, std::chrono::steady_clock::time_point> restored_at_;
+  std::set<std::string> agent_before_save_;  // saved while their agent was connected
   std::mutex networks_mutex_;
   std::map<std::string, std::string> nic_networks_;  // domain -> its first NIC's network
 };

@@ -98,8 +98,28 @@ Observation LibvirtNode::suspend(const store::Space& space, const Progress& prog
     return observe(space);  // stopped meanwhile, or already saved
   progress.step("dropping the guest's page cache", 5);
   progress.step(trim_guest_cache(space.domain_name) + "; saving memory to disk", 10);
+  const bool agent = agent_connected(space.domain_name);
   hypervisor_.managed_save(space.domain_name);
+  std::lock_guard lock(restored_mutex_);
+  if (agent)
+    agent_before_save_.insert(space.domain_name);
+  else
+    agent_before_save_.erase(space.domain_name);
   return observe(space);
+}
+
+// libvirt's word on the guest agent's channel (the domain XML's state='connected'), which it
+// keeps from the agent's own VSERPORT events.
+bool LibvirtNode::agent_connected(const std::string& domain) {
+  try {
+    const auto xml = hypervisor_.domain_xml(domain, false);
+    const auto at = xml.find("name='org.qemu.guest_agent.0'");
+    if (at == std::string::npos) return false;
+    const auto end = xml.find('>', at);
+    return xml.substr(at, end - at).find("state='connected'") != std::string::npos;
+  } catch (const libvirt::HypervisorError&) {
+    return false;
+  }
 }
 
 Observation LibvirtNode::resume(const store::Space& space, const Progress& progress) {
@@ -113,7 +133,26 @@ Observation LibvirtNode::resume(const store::Space& space, const Progress& progr
   progress.step(saved ? "restoring memory from disk" : "no saved state left: booting", 10);
   ensure_guarded(space.domain_name);
   hypervisor_.start(space.domain_name);
+  if (saved) {
+    // Its agent answered before the save: a claim waits for it to come back, not for nothing.
+    std::lock_guard lock(restored_mutex_);
+    if (agent_before_save_.erase(space.domain_name))
+      restored_at_[space.domain_name] = std::chrono::steady_clock::now();
+  }
   return observe(space);
+}
+
+// How long to wait for the agent of a guest restored moments ago whose agent answered before
+// (its channel comes back a little after the guest does); zero for any other.
+std::chrono::seconds LibvirtNode::agent_patience(const std::string& domain) {
+  constexpr auto kPatience = std::chrono::seconds(60);
+  std::lock_guard lock(restored_mutex_);
+  const auto it = restored_at_.find(domain);
+  if (it == restored_at_.end()) return std::chrono::seconds(0);
+  const auto since = std::chrono::steady_clock::now() - it->second;
+  restored_at_.erase(it);
+  if (since >= kPatience) return std::chrono::seconds(0);
+  return std::chrono::duration_cast<std::chrono::seconds>(kPatience - since);
 }
 
 }  // namespace bowline::engine

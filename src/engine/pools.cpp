@@ -1,6 +1,7 @@
 // Pools: members of a NAT template kept booted and unowned on the default node, handed out by
 // claims.
 #include <algorithm>
+#include <thread>
 
 #include "engine/engine.hpp"
 #include "engine/event_kinds.hpp"
@@ -127,21 +128,35 @@ void Engine::fill_pool(std::int64_t pool_id) {
   }
 }
 
-store::Space Engine::take_member(const store::Pool& pool, const store::User& owner,
-                                 const std::string& name) {
-  std::optional<store::Space> member;
+// One try at the pool's best member (booted, then suspended, then stopped); nullopt: none.
+std::optional<store::Space> Engine::pick_member(const store::Pool& pool, const store::User& owner,
+                                                const std::string& name) {
+  std::lock_guard lock(claims_mutex_);
   try {
     auto transaction = store_.transaction();
-    member = store_.spaces().claim_pool_member(pool.id, owner.id, name);
-    if (member) {
-      // The member as it is now (the owner's, under its new name) against the owner's quota:
-      // refused, the claim is rolled back and the member stays in the pool.
-      check_quota(owner.id, member->id, space_spec(*member));
-      transaction.commit();
-      return *member;
-    }
+    auto member = store_.spaces().claim_pool_member(pool.id, owner.id, name);
+    if (!member) return std::nullopt;
+    // The member as it is now (the owner's, under its new name) against the owner's quota:
+    // refused, the claim is rolled back and the member stays in the pool.
+    check_quota(owner.id, member->id, space_spec(*member));
+    transaction.commit();
+    return member;
   } catch (const store::ConflictError& e) {
     throw EngineError(EngineError::Kind::Conflict, e.what());
+  }
+}
+
+store::Space Engine::take_member(const store::Pool& pool, const store::User& owner,
+                                 const std::string& name) {
+  // A member being suspended to wait (seconds) is as good as ready: the claim waits for it.
+  for (int tries = 0;; ++tries) {
+    if (auto member = pick_member(pool, owner, name)) return *member;
+    const auto members = store_.spaces().list_for_pool(pool.id);
+    const bool saving = std::any_of(members.begin(), members.end(), [](const auto& m) {
+      return m.state == SpaceState::Suspending;
+    });
+    if (!saving || tries >= 240) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   // None ready: a claim the quota would refuse anyway says so rather than "try again".
   store::Space probe;

@@ -184,6 +184,7 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   e.stats.history = settings.stats_history;
   e.idle.suspend_after = settings.idle_suspend_after;
   e.idle.cpu_percent = settings.idle_cpu_percent;
+  e.pools_wait_suspended = settings.pools_wait_suspended;
   return e;
 }
 

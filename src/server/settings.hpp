@@ -101,6 +101,8 @@ struct ServerSettings {
   unsigned idle_cpu_percent = 5;
   // Drop the guest's clean page cache before a suspend (through its agent): less to save.
   bool idle_trim_guest_cache = true;
+  // Pool members, once ready, wait suspended (true) or running (false).
+  bool pools_wait_suspended = true;
   // Reverse proxies whose X-Forwarded-For is believed for login limits; empty: none.
   std::vector<spec::Ipv4Network> trusted_proxies;
   // HTTPS with these PEM files (both or neither); neither: as tls_mode says (server/tls.hpp).

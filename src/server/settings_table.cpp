@@ -473,6 +473,28 @@ const std::vector<Setting>& setting_table() {
                   "so that less memory is saved and restored; `false` keeps the cache",
        .set = [](auto& s, const auto& v) { s.idle_trim_guest_cache = parse::boolean(v); },
        .show = [](const auto& s) { return show::boolean(s.idle_trim_guest_cache); }},
+      {.key = "server.pools.wait",
+       .type = "word",
+       .flag = "--pools-wait",
+       .env = "BOWLINE_POOLS_WAIT",
+       .default_value = "suspended",
+       .summary = "how a ready pool member waits for its claim: suspended (memory on disk) or "
+                  "running",
+       .details = "how a pool member waits once it is ready. `suspended`: saved to disk (as an "
+                  "idle suspend), so a waiting member costs disk rather than memory, and a claim "
+                  "resumes it (seconds) before it is personalised. `running`: booted, for claims "
+                  "that must not wait for a resume",
+       .set =
+           [](auto& s, const auto& v) {
+             const auto word = parse::word(v);
+             if (word != "suspended" && word != "running")
+               throw v.error("\"" + word + "\" is not suspended or running");
+             s.pools_wait_suspended = word == "suspended";
+           },
+       .show =
+           [](const auto& s) {
+             return std::string(s.pools_wait_suspended ? "suspended" : "running");
+           }},
       {.key = "server.trusted_proxies",
        .type = "networks",
        .flag = "--trusted-proxies",

@@ -104,6 +104,7 @@ class EngineFixture : public ::testing::Test {
     // call stats().sample() themselves, at the times they choose.
     settings.stats.interval = std::chrono::hours(24);
     settings.stats.history = std::chrono::hours(24);
+    settings.pools_wait_suspended = pools_wait_suspended_;
     engine_ = std::make_unique<Engine>(*store_, *bus_, settings);
     engine_->add_node(*node_);
     engine_->set_disk_files(*files_);
@@ -158,6 +159,7 @@ class EngineFixture : public ::testing::Test {
   std::unique_ptr<LibvirtNode> node_;
   std::unique_ptr<Engine> engine_;
   std::int64_t alice_ = 0, bob_ = 0;
+  bool pools_wait_suspended_ = true;  // server.pools.wait; start_engine() again after a change
   std::string suffix_;
   int templates_ = 0;
 };

@@ -4,6 +4,7 @@
 // watch's rule on its own. Suites are lowercase so that `ctest -R suspend` runs them.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <thread>
 
 #include "engine/event_kinds.hpp"
@@ -71,6 +72,65 @@ TEST_F(suspend, ASuspendSavesTheMachineAndAStartResumesIt) {
   ASSERT_EQ(resumed.size(), 1u);
   EXPECT_EQ(resumed[0].payload["reason"], "start");
   EXPECT_TRUE(resumed[0].payload["seconds"].is_number());
+}
+
+// Pool members: once ready (cloud-init's line in the console log), each waits suspended; a
+// claim resumes the one it takes. With server.pools.wait=running, members stay booted.
+class suspend_pool : public suspend {
+ protected:
+  store::Space member(std::int64_t pool) {
+    const auto members = store_->spaces().list_for_pool(pool);
+    EXPECT_EQ(members.size(), 1u);
+    return members.empty() ? store::Space{} : members.front();
+  }
+  void cloud_init_finishes(const store::Space& m) {
+    const auto log = plan::console_log_of(plan::space_dir(images_.string(), m.domain_name));
+    fs::create_directories(fs::path(log).parent_path());
+    std::ofstream(log) << "Cloud-init v. 22.4.2 finished at Sun, 06 Dec 2026 20:50:19 +0000. "
+                          "Datasource DataSourceNoCloud.  Up 132.43 seconds\n";
+  }
+  // Pools take NAT templates (the fixture's add_template is bridged).
+  std::string nat_template() {
+    const auto name = "nat" + suffix_;
+    store_->templates().create(name, "name: ${{ .space.name }}-" + suffix_ +
+                                         "\nmemory: 256M\nimage: tiny\nnetwork:\n  mode: nat\n"
+                                         "  bridge: default\n");
+    return name;
+  }
+};
+
+TEST_F(suspend_pool, AReadyMemberWaitsSuspendedAndAClaimResumesIt) {
+  const auto pool = engine_->create_pool("p" + suffix_, nat_template(), 1);
+  engine_->wait_idle();
+  auto m = member(pool.id);
+  ASSERT_EQ(m.state, SpaceState::Running) << m.error;
+  round(1s);  // booting: it waits for cloud-init
+  EXPECT_EQ(space(m.id).state, SpaceState::Running);
+  cloud_init_finishes(m);
+  round(1s);
+  m = space(m.id);
+  ASSERT_EQ(m.state, SpaceState::Suspended) << m.error;
+  EXPECT_EQ(m.suspend_reason, "ready: waits for its claim suspended");
+  EXPECT_TRUE(saved(m.id));
+  // The test driver has no guest agent: resumed, then restarted into alice's seed.
+  const auto claimed = engine_->claim(pool.name, alice_, "mine");
+  engine_->wait_idle();
+  EXPECT_EQ(claimed.space.id, m.id);
+  EXPECT_EQ(events_of(m.id, event::kSpaceResumed.name).size(), 1u);
+  EXPECT_EQ(space(m.id).state, SpaceState::Running) << space(m.id).error;
+  EXPECT_EQ(space(m.id).owner_id, alice_);
+}
+
+TEST_F(suspend_pool, WithPoolsWaitRunningMembersStayBooted) {
+  pools_wait_suspended_ = false;
+  start_engine();
+  const auto pool = engine_->create_pool("p" + suffix_, nat_template(), 1);
+  engine_->wait_idle();
+  const auto m = member(pool.id);
+  cloud_init_finishes(m);
+  round(1s);
+  EXPECT_EQ(space(m.id).state, SpaceState::Running);
+  EXPECT_FALSE(saved(m.id));
 }
 
 TEST_F(suspend, AStopDiscardsTheSavedStateSoTheNextStartBoots) {

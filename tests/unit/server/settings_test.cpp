@@ -130,6 +130,7 @@ TEST_F(SettingsTest, EachKeyFollowsThePrecedence) {
       {"server.sso.admin_groups", {"a", "b", "c,d"}},
       {"server.sso.group_permissions", {"a=admin", "b=use-ssh", "c=use-ssh+use-ports"}},
       {"server.secure_cookies", {"true", "false", "auto"}},
+      {"server.pools.wait", {"suspended", "running", "suspended"}},
       {"server.trusted_proxies", {"10.0.0.1", "10.0.0.0/8", "198.51.100.0/24,10.1.2.3"}},
       {"server.limits.connections", {"100", "200", "300"}},
       {"server.limits.sockets_per_user", {"1", "2", "3"}},
