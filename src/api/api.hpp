@@ -121,6 +121,7 @@ class Api {
   void add_sso_device_routes();
   sso::OidcClient& oidc();  // HttpError 404 when single sign-on is off
   std::string sso_redirect_uri() const;
+  Response sso_begin(const Request& request);
   Response sso_callback(const Request& request);
   Response sso_device_poll(const Request& request);
   store::User sso_login(const Request& request, const nlohmann::json& claims, const char* how);

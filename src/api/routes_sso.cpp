@@ -4,6 +4,7 @@
 // provider's client: it holds the client secret, and the browser or the CLI never see a
 // provider token, only bowline's session cookie or an API token. Who the person is and what
 // they may do: sso_users.hpp.
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -41,6 +42,22 @@ struct SsoFlows {
   std::mutex mutex;
   std::map<std::string, WebLogin> web;        // by state
   std::map<std::string, DeviceLogin> device;  // by bowline's id for it
+  // Requests waiting on the provider, each on a thread of its own (Response::deferred): a
+  // provider that hangs holds no HTTP worker, and anonymous callers hold at most this many.
+  std::atomic<int> calling{0};
+  static constexpr int kMostCalling = 16;
+
+  // The answer of `body`, a call that waits on the provider; 503 when too many already wait.
+  template <class Body>
+  Response call(Body body) {
+    struct Count {
+      std::atomic<int>& n;
+      ~Count() { --n; }
+    } count{calling};
+    if (++calling > kMostCalling)
+      throw HttpError(503, "the identity provider is slow to answer: try again in a minute");
+    return body();
+  }
 
   void prune(std::int64_t now) {
     std::erase_if(web, [&](const auto& w) { return w.second.expires <= now; });
@@ -95,31 +112,42 @@ void Api::add_sso_routes() {
 void Api::add_sso_web_routes() {
   router_.add(
       "GET", "/api/v1/sso/login", Access::Public, [this](const Caller&, const Request& request) {
-        auto& client = oidc();
-        const auto state = sso::random_text();
-        const auto nonce = sso::random_text();
-        auto [verifier, challenge] = sso::pkce_pair();
-        const auto next = request.query.count("next") ? request.query.at("next") : "/";
-        const auto now = store_.clock().now_unix_ms();
-        {
-          std::lock_guard lock(sso_->mutex);
-          sso_->prune(now);
-          sso_->web[state] = {nonce, verifier, local_path(next), now + kLoginLifeMs};
-        }
-        auto r = redirect_to(client.authorization_url(sso_redirect_uri(), state, nonce, challenge));
-        const bool secure = sso_redirect_uri().rfind("https://", 0) == 0;
-        // Lax: the provider's redirect back is a navigation from its site.
-        r.headers.emplace_back("Set-Cookie", sso_cookie(secure) + "=" + state +
-                                                 "; Path=/; HttpOnly; SameSite=Lax; "
-                                                 "Max-Age=600" +
-                                                 (secure ? "; Secure" : ""));
-        return r;
+        oidc();  // 404 at once when single sign-on is off
+        return Response::deferred([this, request] {
+          return guarded(request, [&] { return sso_->call([&] { return sso_begin(request); }); });
+        });
       });
-  router_.add(
-      "GET", "/api/v1/sso/callback", Access::Public, [this](const Caller&, const Request& request) {
-        return Response::deferred(
-            [this, request] { return guarded(request, [&] { return sso_callback(request); }); });
-      });
+  router_.add("GET", "/api/v1/sso/callback", Access::Public,
+              [this](const Caller&, const Request& request) {
+                return Response::deferred([this, request] {
+                  return guarded(request,
+                                 [&] { return sso_->call([&] { return sso_callback(request); }); });
+                });
+              });
+}
+
+// The browser's way to the provider (its discovery is fetched once, here, if need be), with
+// the state, nonce and PKCE verifier kept for its way back.
+Response Api::sso_begin(const Request& request) {
+  auto& client = oidc();
+  const auto state = sso::random_text();
+  const auto nonce = sso::random_text();
+  auto [verifier, challenge] = sso::pkce_pair();
+  const auto next = request.query.count("next") ? request.query.at("next") : "/";
+  const auto now = store_.clock().now_unix_ms();
+  {
+    std::lock_guard lock(sso_->mutex);
+    sso_->prune(now);
+    sso_->web[state] = {nonce, verifier, local_path(next), now + kLoginLifeMs};
+  }
+  auto r = redirect_to(client.authorization_url(sso_redirect_uri(), state, nonce, challenge));
+  const bool secure = sso_redirect_uri().rfind("https://", 0) == 0;
+  // Lax: the provider's redirect back is a navigation from its site.
+  r.headers.emplace_back("Set-Cookie", sso_cookie(secure) + "=" + state +
+                                           "; Path=/; HttpOnly; SameSite=Lax; "
+                                           "Max-Age=600" +
+                                           (secure ? "; Secure" : ""));
+  return r;
 }
 
 // Back from the provider: the code for tokens, the tokens for a person, a session for them.
@@ -175,29 +203,33 @@ void Api::add_sso_device_routes() {
               [this](const Caller&, const Request& request) {
                 return Response::deferred([this, request] {
                   return guarded(request, [&] {
-                    const auto start = oidc().start_device();
-                    const auto id = new_token();
-                    const auto now = store_.clock().now_unix_ms();
-                    {
-                      std::lock_guard lock(sso_->mutex);
-                      sso_->prune(now);
-                      sso_->device[id] = {start.device_code, start.interval,
-                                          now + start.expires_in * 1000LL, now};
-                    }
-                    return Response::json(
-                        200, {{"id", id},
-                              {"userCode", start.user_code},
-                              {"verificationUri", start.verification_uri},
-                              {"verificationUriComplete", start.verification_uri_complete},
-                              {"interval", start.interval},
-                              {"expiresIn", start.expires_in}});
+                    return sso_->call([&] {
+                      const auto start = oidc().start_device();
+                      const auto id = new_token();
+                      const auto now = store_.clock().now_unix_ms();
+                      {
+                        std::lock_guard lock(sso_->mutex);
+                        sso_->prune(now);
+                        sso_->device[id] = {start.device_code, start.interval,
+                                            now + start.expires_in * 1000LL, now};
+                      }
+                      return Response::json(
+                          200, {{"id", id},
+                                {"userCode", start.user_code},
+                                {"verificationUri", start.verification_uri},
+                                {"verificationUriComplete", start.verification_uri_complete},
+                                {"interval", start.interval},
+                                {"expiresIn", start.expires_in}});
+                    });
                   });
                 });
               });
   router_.add("POST", "/api/v1/sso/device/{id}", Access::Public,
               [this](const Caller&, const Request& request) {
                 return Response::deferred([this, request] {
-                  return guarded(request, [&] { return sso_device_poll(request); });
+                  return guarded(request, [&] {
+                    return sso_->call([&] { return sso_device_poll(request); });
+                  });
                 });
               });
 }
