@@ -135,11 +135,12 @@ class Api {
   std::string preview_origin(const std::string& host) const;
   Response preview(Request& request);
   std::optional<Caller> preview_caller(const std::string& pass, const std::string& host);
+  // The relay into the guest; `space_id` is set once the host names a space the caller may open.
   Response preview_relay(const Caller& caller, const Request& request, const std::string& host,
-                         std::shared_ptr<void> slot);
+                         std::shared_ptr<void> slot, std::string& space_id);
   // The audit entry of a request to a preview host that opened a relay or was refused.
   void audit_preview(const Request& request, const std::optional<store::User>& user,
-                     const Response& response);
+                     const Response& response, const std::string& space_id = {});
   // The space when the caller may change its shares (its owner or an admin): 404 / 403 / 409.
   store::Space shared_space(const Caller& caller, const std::string& id);
   void add_export_routes();

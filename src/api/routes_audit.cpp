@@ -105,7 +105,7 @@ void Api::audit(const Request& request, const Routed& routed, Response& response
 // A preview connection is a socket into a space: recorded when it opens (101) or is refused;
 // the redirects of its login are not. The action names the preview's host.
 void Api::audit_preview(const Request& request, const std::optional<store::User>& user,
-                        const Response& response) {
+                        const Response& response, const std::string& space_id) {
   if (!audit_->enabled() || (!response.relay && response.status < 400)) return;
   store::AuditEntry entry;
   if (user) {
@@ -116,15 +116,7 @@ void Api::audit_preview(const Request& request, const std::optional<store::User>
   entry.action =
       request.method + " preview " + util::to_lower(request.header("host")) + request.path;
   entry.status = response.relay ? 101 : response.status;
-  if (user && response.relay) {
-    const auto host = util::to_lower(request.header("host"));
-    Caller caller;
-    caller.user = *user;
-    try {
-      entry.space_id = preview_space(caller, host.substr(0, host.rfind(':'))).space.id;
-    } catch (const std::exception&) {
-    }
-  }
+  if (!space_id.empty()) entry.space_id = space_id;
   audit_->record(std::move(entry));
 }
 

@@ -188,13 +188,14 @@ Response Api::preview(Request& request) {
   // slow slot besides (a page opens six connections at once, each opened in milliseconds).
   auto slot = socket_slots_.take(caller->user.id);
   auto saved = std::make_shared<Request>(request);
-  return Response::deferred(
-      [this, saved, who = *caller, host, slot = std::move(slot), work = own_work()] {
-        auto answer = guarded(*saved, [&] { return preview_relay(who, *saved, host, slot); });
-        answer.authenticated = true;
-        audit_preview(*saved, who.user, answer);
-        return answer;
-      });
+  return Response::deferred([this, saved, who = *caller, host, slot = std::move(slot),
+                             work = own_work()] {
+    std::string space_id;
+    auto answer = guarded(*saved, [&] { return preview_relay(who, *saved, host, slot, space_id); });
+    answer.authenticated = true;
+    audit_preview(*saved, who.user, answer, space_id);
+    return answer;
+  });
 }
 
 // The pass's user while the UI session it came from lives and the user is enabled.
@@ -214,8 +215,9 @@ std::optional<Caller> Api::preview_caller(const std::string& pass, const std::st
 }
 
 Response Api::preview_relay(const Caller& caller, const Request& request, const std::string& host,
-                            std::shared_ptr<void> slot) {
+                            std::shared_ptr<void> slot, std::string& space_id) {
   auto hit = preview_space(caller, host);
+  space_id = hit.space.id;
   const auto port = std::to_string(hit.port.port);
   if (hit.space.state == store::SpaceState::Suspended ||
       hit.space.state == store::SpaceState::Suspending) {
