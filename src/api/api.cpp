@@ -292,7 +292,10 @@ nlohmann::json Api::space_json_of(const store::Space& space) {
     names.template_name = tmpl->name;
     names.template_revision = tmpl->revision;
   }
-  return space_json(space, names);
+  auto out = space_json(space, names);
+  // Its node did not answer at the last audit: the state is what the node said before.
+  if (const auto why = engine_.node_unreachable(space.node)) out["nodeUnreachable"] = *why;
+  return out;
 }
 
 nlohmann::json Api::accepted_json(const std::string& space_id, std::int64_t operation) {

@@ -202,6 +202,15 @@ void Api::add_space_change_routes() {
         return Response::json(202, accepted_json(space.id, operation));
       });
 
+  // Where spaces run is the operators' to decide.
+  router_.add(
+      "POST", "/api/v1/spaces/{id}/move", Access::Admin,
+      [this](const Caller& caller, const Request& request) {
+        const auto space = visible_space(caller, request.param("id"), store::ShareRole::Admin);
+        const auto to = required_string(object_body(request), "to");
+        return Response::json(202, accepted_json(space.id, engine_.move_space(space.id, to)));
+      });
+
   router_.add("PUT", "/api/v1/spaces/{id}/ip", Access::OwnerOrAdmin,
               [this](const Caller& caller, const Request& request) {
                 const auto space =

@@ -287,7 +287,9 @@ std::string format_space_info(const ojson& space) {
   row_unless_empty("error", text_of(space, "error"));
   row_unless_empty("suspended", suspended_text(i));
   row_unless_empty("idle suspend", idle_text(space, i));
-  row("node", dash(text_of(space, "node")));
+  const auto away = text_of(space, "nodeUnreachable");
+  row("node", dash(text_of(space, "node")) +
+                  (away.empty() ? "" : " (unreachable since the last check: " + away + ")"));
   row("domain", dash(text_of(space, "domain")));
   auto address = text_of(i, "address");
   if (address.empty()) address = text_of(space, "ip");

@@ -105,6 +105,19 @@ int action(const ActionArgs& a, const std::string& verb) {
   return follow(client, a.client, accepted, verb, a.wait, verb == "start" || verb == "restart");
 }
 
+struct MoveArgs {
+  ClientOptions client;
+  WaitArgs wait;
+  std::string space, to;
+};
+
+int move(const MoveArgs& a) {
+  Client client(resolve_endpoint(a.client.server));
+  const auto id = resolve_space(client, a.space);
+  const auto accepted = client.post(space_path(id) + "/move", {{"to", a.to}});
+  return follow(client, a.client, accepted, "move", a.wait, false);
+}
+
 struct ListArgs {
   ClientOptions client;
   bool all = false;
@@ -149,6 +162,29 @@ int set_ip(const SetIpArgs& a) {
     std::cout << "space " << text_of(space, "name", a.space) << " gets " << a.ip
               << " at its next start\n";
   return kExitOk;
+}
+
+// space move and space set-ip: where a stopped space runs, and at which address.
+void add_move_and_set_ip(CLI::App& group, int& exit_code) {
+  {
+    auto a = std::make_shared<MoveArgs>();
+    auto* cmd = group.add_subcommand(
+        "move", "Move a stopped space to another node (admins): its disk goes with it");
+    cmd->add_option("SPACE", a->space, "The space's name or id")->required();
+    cmd->add_option("--to", a->to, "The node (bowline node list)")->required()->type_name("NODE");
+    add_wait_options(*cmd, a->wait.wait, a->wait.options, false);
+    add_client_options(*cmd, a->client);
+    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return move(*a); }); });
+  }
+  {
+    auto a = std::make_shared<SetIpArgs>();
+    auto* cmd = group.add_subcommand(
+        "set-ip", "Change a stopped bridged space's address; the guest gets it at its next boot");
+    cmd->add_option("SPACE", a->space, "The space's name or id")->required();
+    cmd->add_option("IP", a->ip, "The new address")->required();
+    add_client_options(*cmd, a->client);
+    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return set_ip(*a); }); });
+  }
 }
 
 }  // namespace
@@ -215,15 +251,7 @@ void add_space_verbs(CLI::App& app, int& exit_code) {
       run_client_verb(exit_code, [&] { return action(*a, verb); });
     });
   }
-  {
-    auto a = std::make_shared<SetIpArgs>();
-    auto* cmd = group->add_subcommand(
-        "set-ip", "Change a stopped bridged space's address; the guest gets it at its next boot");
-    cmd->add_option("SPACE", a->space, "The space's name or id")->required();
-    cmd->add_option("IP", a->ip, "The new address")->required();
-    add_client_options(*cmd, a->client);
-    cmd->callback([a, &exit_code] { run_client_verb(exit_code, [&] { return set_ip(*a); }); });
-  }
+  add_move_and_set_ip(*group, exit_code);
   add_space_top_verb(*group, exit_code);
   add_space_access_verbs(*group, exit_code);
   add_space_transfer_verbs(*group, exit_code);

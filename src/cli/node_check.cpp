@@ -86,8 +86,9 @@ int node_check(const NodeCheckArgs& a) {
 }  // namespace
 
 void add_node_verbs(CLI::App& app, int& exit_code) {
-  auto* group = app.add_subcommand("node", "This host as a bowline node");
+  auto* group = app.add_subcommand("node", "The server's nodes, and this host as a bowline node");
   group->require_subcommand(1);
+  add_node_list_verb(*group, exit_code);
   auto a = std::make_shared<NodeCheckArgs>();
   auto* cmd = group->add_subcommand(
       "check",

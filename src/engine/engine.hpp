@@ -74,6 +74,9 @@ struct EngineSettings {
   IdleSettings idle;
   // Ready pool members wait suspended (server.pools.wait); each stats round looks.
   bool pools_wait_suspended = true;
+  // Where a move's files wait on the server between two nodes (unset: the system's temporary
+  // directory).
+  std::filesystem::path spool_dir;
   // This host's IPv4 addresses, which no bridged space is given; unset: its interfaces now.
   std::function<std::set<std::uint32_t>()> host_addresses;
   // Where the whole text of a failure goes when what users read of it was shortened (host
@@ -266,6 +269,11 @@ class Engine : public SpaceAccess {
   // failure fails the operation and leaves the space running. A start resumes a suspended space
   // (resume_space), a stop discards its saved state.
   // `waiting_member`: a pool member waiting for its claim, left as it is once claimed.
+  // Moves a stopped space to the node `to` (engine_move.cpp): its disk (and NVRAM) are copied
+  // there, then removed from its first node, and its next start defines it there. Refused
+  // while it runs, has snapshots or boots from a disk object; a failure leaves it whole where
+  // it was. Returns the operation.
+  std::int64_t move_space(const std::string& id, const std::string& to);
   std::int64_t suspend_space(const std::string& id, const std::string& reason,
                              bool waiting_member = false);
   std::int64_t resume_space(const std::string& id, const std::string& why);
@@ -299,6 +307,9 @@ class Engine : public SpaceAccess {
   // The periodic pass: each space is checked on its own queue, after whatever operation it
   // is in, so a check never sees an operation's half-way state.
   void audit();
+  // Why the node `node` (empty: the first) did not answer at the last audit; nullopt while it
+  // answers (engine_reach.cpp).
+  std::optional<std::string> node_unreachable(const std::string& node) const;
   // Drops events and finished operations past their retention (part of the audit).
   void prune_history();
   // Blocks until background work is done (tests, shutdown).
@@ -463,6 +474,10 @@ class Engine : public SpaceAccess {
   Node& node_of(const store::Space& space);
   Node* find_node(const std::string& name);
   Node& node_named(const std::string& name);
+  // The node a new space of `tmpl` goes to when its create names none: the one with the most
+  // free memory among those that can run it (engine_placement.cpp); the reasons of each when
+  // none can.
+  Node& place_space(const store::User& owner, const store::Template& tmpl, const std::string& name);
   bool on_node(const store::Space& space, const Node& node) const;
   // The other spaces on the space's node that hold its CPUs and devices now.
   std::vector<store::Space> neighbours(const store::Space& space);
@@ -517,6 +532,10 @@ class Engine : public SpaceAccess {
   std::mutex disks_mutex_;  // one disk create or delete at a time: the name check and the file
   // Disks whose file is being made (owner, name), under disks_mutex_: their names are taken.
   std::set<std::pair<std::int64_t, std::string>> disks_being_made_;
+  // Asks each node whether it answers, before the audit's drift checks (engine_reach.cpp).
+  void check_reach();
+  mutable std::mutex reach_mutex_;
+  std::map<std::string, std::string> unreachable_;  // node name -> why
   std::mutex orphans_mutex_;
   std::set<std::string> reported_orphans_;  // each orphan is reported once per server run
   std::mutex addresses_mutex_;  // held while the nodes are asked: lists at once wait for one

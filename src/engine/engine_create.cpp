@@ -23,8 +23,9 @@ Accepted Engine::create_space(const CreateSpaceRequest& request, const std::stri
   if (store_.spaces().find_by_name(owner->id, request.name))
     throw EngineError(EngineError::Kind::Conflict,
                       owner->username + " already has a space named " + request.name);
-  return make_space(owner, std::nullopt, *tmpl, request.name, request.ip, request.start,
-                    node_named(node));
+  auto& chosen = node.empty() && nodes_.size() > 1 ? place_space(*owner, *tmpl, request.name)
+                                                   : node_named(node);
+  return make_space(owner, std::nullopt, *tmpl, request.name, request.ip, request.start, chosen);
 }
 
 // One space for an owner, or an unowned member of a pool.

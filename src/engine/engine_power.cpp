@@ -112,10 +112,12 @@ std::int64_t Engine::start_space(const std::string& id) {
   // A suspended space continues where it was (a template change waits for a stop and start).
   if (space.state == SpaceState::Suspended || space.state == SpaceState::Suspending)
     return resume_space(id, "start");
-  auto& node = node_of(space);
+  node_of(space);  // its node must be configured here
   store_.spaces().set_desired_state(id, store::DesiredState::Running);
   const bool first = space.applied_template_revision == 0;
-  return enqueue(space, "start", [this, id, first, &node](std::int64_t op) {
+  return enqueue(space, "start", [this, id, first](std::int64_t op) {
+    // Its node as it is now: a move queued before this one may have changed it.
+    auto& node = node_of(require(id));
     auto current = require(id);
     // A bridged space whose create failed lost its address: take one again.
     if (!current.ip) {
@@ -131,9 +133,11 @@ std::int64_t Engine::start_space(const std::string& id) {
 
 std::int64_t Engine::stop_space(const std::string& id) {
   auto space = require(id);
-  auto& node = node_of(space);
+  node_of(space);  // its node must be configured here
   store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
-  return enqueue(space, "stop", [this, id, &node](std::int64_t op) {
+  return enqueue(space, "stop", [this, id](std::int64_t op) {
+    // Its node as it is now: a move queued before this one may have changed it.
+    auto& node = node_of(require(id));
     auto current = require(id);
     set_state(id, SpaceState::Stopping);
     // First: a host that reboots while the guest shuts down must not bring it back.
@@ -156,10 +160,12 @@ std::int64_t Engine::restart_space(const std::string& id) {
 
 std::int64_t Engine::delete_space(const std::string& id) {
   auto space = require(id);
-  auto& node = node_of(space);
+  node_of(space);  // its node must be configured here
   refuse_while_cloned(space, "its delete");
   store_.spaces().set_desired_state(id, store::DesiredState::Stopped);
-  return enqueue(space, "delete", [this, id, &node](std::int64_t) {
+  return enqueue(space, "delete", [this, id](std::int64_t) {
+    // Its node as it is now: a move queued before this one may have changed it.
+    auto& node = node_of(require(id));
     auto current = require(id);
     set_state(id, SpaceState::Deleting);
     withdraw_ports(id);

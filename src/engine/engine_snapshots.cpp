@@ -53,9 +53,9 @@ store::Snapshot Engine::require_snapshot(const store::Space& space, const std::s
 std::int64_t Engine::snapshot_space(const std::string& id, const std::string& name, bool memory) {
   const auto space = require(id);
   check_snapshot_name(name);
-  auto& node = node_of(space);
-  node.capabilities().require(memory ? Capability::MemorySnapshots : Capability::Snapshots,
-                              node.name());
+  auto& at = node_of(space);
+  at.capabilities().require(memory ? Capability::MemorySnapshots : Capability::Snapshots,
+                            at.name());
   if (!settled(space.state)) throw unsettled(space, "a snapshot");
   if (space.applied_template_revision == 0)
     throw EngineError(EngineError::Kind::Conflict,
@@ -65,7 +65,9 @@ std::int64_t Engine::snapshot_space(const std::string& id, const std::string& na
                       "the space " + space.name + " already has a snapshot named " + name);
   return enqueue(
       space, "snapshot",
-      [this, id, name, memory, &node](std::int64_t op) {
+      [this, id, name, memory](std::int64_t op) {
+        // Its node as it is now: a move queued before this one may have changed it.
+        auto& node = node_of(require(id));
         const auto current = require(id);
         if (!settled(current.state)) throw unsettled(current, "a snapshot");
         progress(op, id, memory ? "saving disks and memory" : "taking the snapshot", 10);
@@ -116,8 +118,8 @@ std::int64_t Engine::snapshot_space(const std::string& id, const std::string& na
 
 std::int64_t Engine::restore_space(const std::string& id, const std::string& name, bool stop) {
   const auto space = require(id);
-  auto& node = node_of(space);
-  node.capabilities().require(Capability::Snapshots, node.name());
+  auto& at = node_of(space);
+  at.capabilities().require(Capability::Snapshots, at.name());
   const auto snapshot = require_snapshot(space, name);
   refuse_while_cloned(space, "a restore");
   if (!settled(space.state)) throw unsettled(space, "a restore");
@@ -125,7 +127,9 @@ std::int64_t Engine::restore_space(const std::string& id, const std::string& nam
     throw EngineError(EngineError::Kind::Conflict,
                       "the space " + space.name +
                           " is running: a restore needs it stopped (--stop powers it off first)");
-  return enqueue(space, "restore", [this, id, snapshot, &node](std::int64_t op) {
+  return enqueue(space, "restore", [this, id, snapshot](std::int64_t op) {
+    // Its node as it is now: a move queued before this one may have changed it.
+    auto& node = node_of(require(id));
     const auto current = require(id);
     const bool was_running = current.state == SpaceState::Running;
     if (was_running) {
@@ -237,13 +241,15 @@ bool Engine::reconcile_restore(const store::Space& space,
 
 std::int64_t Engine::delete_snapshot(const std::string& id, const std::string& name) {
   const auto space = require(id);
-  auto& node = node_of(space);
-  node.capabilities().require(Capability::Snapshots, node.name());
+  auto& at = node_of(space);
+  at.capabilities().require(Capability::Snapshots, at.name());
   const auto snapshot = require_snapshot(space, name);
   refuse_while_cloned(space, "deleting a snapshot");
   return enqueue(
       space, "snapshot-delete",
-      [this, id, snapshot, &node](std::int64_t op) {
+      [this, id, snapshot](std::int64_t op) {
+        // Its node as it is now: a move queued before this one may have changed it.
+        auto& node = node_of(require(id));
         progress(op, id, "deleting " + snapshot.name, 10);
         node.delete_snapshot(require(id), snapshot.name);
         snapshot_rows_.remove(snapshot.id);

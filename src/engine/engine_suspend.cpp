@@ -52,8 +52,8 @@ void Engine::describe_idle(SpaceView& view) {
 std::int64_t Engine::suspend_space(const std::string& id, const std::string& reason,
                                    bool waiting_member) {
   auto space = require(id);
-  auto& node = node_of(space);
-  node.capabilities().require(Capability::Suspend, node.name());
+  auto& at = node_of(space);
+  at.capabilities().require(Capability::Suspend, at.name());
   if (space.state != SpaceState::Running)
     throw EngineError(EngineError::Kind::Conflict, "the space " + space.name + " is " +
                                                        store::to_string(space.state) +
@@ -64,7 +64,9 @@ std::int64_t Engine::suspend_space(const std::string& id, const std::string& rea
                           " has passed-through devices, whose state cannot be saved: stop it");
   return enqueue(
       space, "suspend",
-      [this, id, reason, waiting_member, &node](std::int64_t op) {
+      [this, id, reason, waiting_member](std::int64_t op) {
+        // Its node as it is now: a move queued before this one may have changed it.
+        auto& node = node_of(require(id));
         store::Space current;
         {
           // A pool member is suspended only while nobody has claimed it: the claim's pick and
@@ -101,13 +103,15 @@ std::int64_t Engine::suspend_space(const std::string& id, const std::string& rea
 
 std::int64_t Engine::resume_space(const std::string& id, const std::string& why) {
   auto space = require(id);
-  auto& node = node_of(space);
+  node_of(space);  // its node must be configured here
   if (!suspended(space.state))
     throw EngineError(
         EngineError::Kind::Conflict,
         "the space " + space.name + " is " + store::to_string(space.state) + ", not suspended");
   store_.spaces().set_desired_state(id, store::DesiredState::Running);
-  return enqueue(space, "resume", [this, id, why, &node](std::int64_t op) {
+  return enqueue(space, "resume", [this, id, why](std::int64_t op) {
+    // Its node as it is now: a move queued before this one may have changed it.
+    auto& node = node_of(require(id));
     const auto current = require(id);
     // A suspend that failed left it running; another resume was first.
     if (current.state == SpaceState::Running) {

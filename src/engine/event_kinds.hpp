@@ -30,6 +30,9 @@ inline constexpr EventKind kSpaceExternal{
     "space.external",
     "{address, ports: [{protocol, hostPort, guestPort}]} or {error}: external ports forwarded, "
     "or why not"};
+inline constexpr EventKind kSpaceMoved{
+    "space.moved",
+    "{from, to}: the space's disk is on node `to` now; its next start runs it there"};
 inline constexpr EventKind kSpaceClaimed{"space.claimed",
                                          "{pool, owner, name}: a pool member became a space"};
 inline constexpr EventKind kSpacePersonalised{
@@ -87,6 +90,12 @@ inline constexpr EventKind kReconcileError{
 inline constexpr EventKind kReconcileOrphan{
     "reconcile.orphan",
     "{domain, space} or {directory}: made by bowline, known to no space; reported, never deleted"};
+
+// The nodes.
+inline constexpr EventKind kNodeState{
+    "node.state",
+    "{node, state, reason?}: a node stopped answering (unreachable, with why: its spaces are kept "
+    "as they were) or answers again (ready: its spaces are checked against it)"};
 
 // The host's firewall.
 inline constexpr EventKind kFirewallRestored{

@@ -99,7 +99,10 @@ const NodeCapabilities& KubevirtNode::kind_capabilities() {
         .lacks(Capability::Export, in_cluster + "the server, which an export reads")
         .lacks(Capability::Import, in_cluster + "the server, which an import writes")
         .lacks(Capability::Disks,
-               in_cluster + "the server; a template's disks: names DataVolumes there");
+               in_cluster + "the server; a template's disks: names DataVolumes there")
+        .lacks(Capability::Move, in_cluster +
+                                     "a libvirt host; within the cluster, KubeVirt's live "
+                                     "migration moves a VM between its nodes");
     return c;
   }();
   return kubevirt;

@@ -6,6 +6,7 @@
 #include "engine/devices.hpp"
 #include "engine/engine_error.hpp"
 #include "engine/guest_agent.hpp"
+#include "engine/local_node_files.hpp"
 #include "engine/traffic_filter.hpp"
 #include "guest/cloud_init.hpp"
 #include "libvirt/domain_xml.hpp"
@@ -54,24 +55,6 @@ Observation gone(const store::Space& space, bool files_left) {
 
 }  // namespace
 
-// Rewrites the seed only when its bytes change (a rename: a booting guest never sees half).
-void write_seed(const plan::Plan& plan) {
-  const auto iso = guest::seed_iso(plan.guest);
-  std::string current;
-  if (std::ifstream in{plan.seed_iso, std::ios::binary})
-    current.assign(std::istreambuf_iterator<char>(in), {});
-  if (current == iso) return;
-  const auto tmp = plan.seed_iso + ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  out.write(iso.data(), static_cast<std::streamsize>(iso.size()));
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + tmp);
-  // The seed holds the guest's host key and password hash: for QEMU only (libvirt gives the
-  // file to the QEMU user when the domain starts).
-  fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
-  fs::rename(tmp, plan.seed_iso);
-}
-
 LibvirtNode::LibvirtNode(libvirt::Hypervisor& hypervisor, image::ImageCache& images,
                          image::Disks& disks, const HostProbe& host, LibvirtNodeSettings settings)
     : hypervisor_(hypervisor),
@@ -79,6 +62,8 @@ LibvirtNode::LibvirtNode(libvirt::Hypervisor& hypervisor, image::ImageCache& ima
       disks_(disks),
       host_(host),
       s_(std::move(settings)),
+      own_files_(s_.files ? nullptr : std::make_unique<LocalNodeFiles>(disks_, s_.node)),
+      files_(s_.files ? *s_.files : *own_files_),
       timer_(s_.timer ? *s_.timer : util::steady_timer()) {}
 
 LibvirtNode::~LibvirtNode() {
@@ -129,12 +114,12 @@ void LibvirtNode::check_machine_name(const std::string& machine) {
         "the domain name \"" + machine + "\" is reserved for bowline's image directories");
   // A directory of that name is another tool's (a knot space sharing the images path) or a
   // leftover: its disk must never become this space's, nor be removed if this create fails.
-  const auto dir = plan::space_dir(s_.node.images_path, machine);
-  if (std::error_code ec; fs::exists(dir, ec))
+  if (files_.any_left(machine))
     throw EngineError(EngineError::Kind::Conflict,
-                      "the directory " + dir +
-                          " exists but belongs to no space of this server (a leftover, or "
-                          "another tool's): move it away, or choose another name");
+                      "files named for " + machine + " are in " + s_.node.images_path +
+                          " on node " + s_.name +
+                          ", and what is there belongs to no space of this server (a leftover, "
+                          "or another tool's): move it away, or choose another name");
   if (auto existing = hypervisor_.lookup(machine))
     throw EngineError(EngineError::Kind::Conflict,
                       "libvirt already has a domain named " + machine +
@@ -176,51 +161,30 @@ std::string LibvirtNode::resolve_image(const spec::Spec& spec, const Progress& p
   });
 }
 
-// A space's files are its owner's data (the disk), its secrets (the seed: host key, password
-// hash) and its firmware state: no other local account may read them. The directory only lets
-// QEMU's user through to the files libvirt hands it at start (0711: no listing); each file is
-// 0600 (libvirt's dynamic ownership gives it to the QEMU user while the domain runs; the
-// console log may hold what was typed on the console). Applied at
-// every start, so a space made by an older bowline is tightened too.
-static void tighten_space_files(const plan::Plan& plan) {
-  std::error_code ec;
-  fs::permissions(plan.space_dir,
-                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
-                  fs::perm_options::replace, ec);
-  std::vector<std::string> files{plan.system_disk.path, plan.seed_iso, plan.firmware.nvram,
-                                 plan.console_log};
-  for (const auto& d : plan.data_disks) files.push_back(d.path);  // the owner's disk objects
-  for (const auto& file : files)
-    if (!file.empty() && fs::exists(file, ec))
-      fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write,
-                      fs::perm_options::replace, ec);
-}
-
-void LibvirtNode::prepare_disk(const plan::Plan& plan, const std::string& base,
+void LibvirtNode::prepare_disk(const plan::Plan& plan, const BaseImage& base,
                                const spec::Spec& spec, bool made_before) {
-  std::error_code ec;
   const bool own_disk = spec::boots_from_disk(spec);
   // A space that ran before and lost its disk (a restored store, a file removed by hand) must
   // not boot a blank one in its place: its data would be gone without a word. Checked before
   // anything is made, so the space's directory stays as missing as it was.
-  if (made_before && !own_disk && !fs::exists(plan.system_disk.path, ec))
+  if (made_before && !own_disk && !files_.exists(plan.system_disk.path))
     throw EngineError(EngineError::Kind::Conflict,
                       "the space's disk is gone (" + plan.system_disk.path +
                           " is missing): restore it from a backup of the images path, or "
                           "delete the space");
-  if (!fs::exists(plan.space_dir, ec)) fs::create_directories(plan.space_dir);
+  files_.make_space_place(plan);
   if (own_disk) {
     // disks[0] is the owner's disk object: the engine checked it exists; it is never made here.
-    if (!fs::exists(plan.system_disk.path, ec))
+    if (!files_.exists(plan.system_disk.path))
       throw EngineError(
           EngineError::Kind::NotFound,
           "the boot disk " + spec.disks[0].name + " has no file at " + plan.system_disk.path);
-  } else if (!fs::exists(plan.system_disk.path, ec)) {
-    disks_.create_overlay(base, plan.system_disk.path, spec.disk_bytes);
+  } else if (!files_.exists(plan.system_disk.path)) {
+    files_.create_overlay(base, plan.system_disk.path, spec.disk_bytes);
   } else if (spec.disk_bytes) {
-    disks_.grow(plan.system_disk.path, *spec.disk_bytes);
+    files_.grow(plan.system_disk.path, *spec.disk_bytes);
   }
-  tighten_space_files(plan);
+  files_.tighten(plan);
 }
 
 // Every NIC is filtered before the domain is defined: by bowline's guard on this host, else
@@ -284,19 +248,20 @@ void LibvirtNode::start_domain(const plan::Plan& plan) {
 Applied LibvirtNode::apply(const NodeSpace& s, const Progress& progress, bool run) {
   if (!run) return {{MachineState::Stopped, ""}, false};
   // A space that boots from one of its owner's disks has no image to resolve.
-  const auto base = spec::boots_from_disk(s.spec) ? std::string() : resolve_image(s.spec, progress);
+  BaseImage base;
+  if (!spec::boots_from_disk(s.spec)) base = files_.place_base(resolve_image(s.spec, progress));
   auto plan = plan_for(s);
   progress.step("preparing disk", kPreparingDisk);
   prepare_disk(plan, base, s.spec, s.space.applied_template_revision != 0);
   progress.step("writing cloud-init seed", kWritingSeed);
-  write_seed(plan);
+  files_.write_seed(plan, guest::seed_iso(plan.guest));
   progress.step("defining domain", kDefiningDomain);
   define(s, plan);
   hypervisor_.set_autostart(plan.domain_name, s.spec.run_strategy == spec::RunStrategy::Always);
   progress.applied();
   progress.step("starting", kStarting);
   start_domain(plan);
-  tighten_space_files(plan);  // the NVRAM libvirt made from its template at the first start
+  files_.tighten(plan);  // the NVRAM libvirt made from its template at the first start
   return {{MachineState::Running, ""}, true};
 }
 
@@ -371,10 +336,7 @@ void LibvirtNode::tear_down(const store::Space& space) {
     snapshot_locks_.erase(space.domain_name);
   }
   if (s_.guard) s_.guard->remove(space.domain_name);
-  std::error_code ec;
-  const auto dir = plan::space_dir(s_.node.images_path, space.domain_name);
-  fs::remove_all(dir, ec);
-  if (ec) throw std::runtime_error("cannot remove " + dir + ": " + ec.message());
+  files_.remove_space(space.domain_name);
 }
 
 void LibvirtNode::personalise(const NodeSpace& s, const std::string& previous_user) {
@@ -394,7 +356,7 @@ void LibvirtNode::personalise(const NodeSpace& s, const std::string& previous_us
     wait_for_agent(agent, patience);
   apply_identity(agent, identity);
   // The seed now describes the owner too: a later boot keeps them.
-  write_seed(plan);
+  files_.write_seed(plan, guest::seed_iso(plan.guest));
 }
 
 // --- watching ---------------------------------------------------------------------------------
@@ -421,10 +383,7 @@ void LibvirtNode::unwatch() {
 
 Observation LibvirtNode::observe(const store::Space& space) {
   const auto info = hypervisor_.lookup(space.domain_name);
-  if (!info) {
-    std::error_code ec;
-    return gone(space, fs::exists(plan::space_dir(s_.node.images_path, space.domain_name), ec));
-  }
+  if (!info) return gone(space, files_.any_left(space.domain_name));
   // QEMU stopped the vCPU on an error: the guest will not go on by itself, and a wait for its
   // boot would wait for ever (KVM's "emulation failure" on a host whose KVM cannot run it).
   if (const auto why = libvirt::paused_by_error(info->status); !why.empty())
@@ -454,6 +413,7 @@ std::vector<Orphan> LibvirtNode::orphans(const std::set<std::string>& known) {
       out.push_back({"domain:" + domain.name,
                      {{"domain", domain.name}, {"space", domain.metadata->space_id}}});
   std::error_code ec;
+  if (files_.side_by_side()) return out;  // a pool's files: not listed as orphans yet
   for (const auto& entry : fs::directory_iterator(s_.node.images_path, ec)) {
     const auto name = entry.path().filename().string();
     if (entry.is_directory() && !known.count(name) && !plan::is_reserved_directory(name) &&
@@ -464,8 +424,7 @@ std::vector<Orphan> LibvirtNode::orphans(const std::set<std::string>& known) {
 }
 
 std::optional<Readiness> LibvirtNode::readiness(const store::Space& space) {
-  return read_readiness(
-      plan::console_log_of(plan::space_dir(s_.node.images_path, space.domain_name)));
+  return parse_readiness(files_.console_tail(space.domain_name, 256 * 1024));
 }
 
 std::optional<std::map<std::string, std::string>> LibvirtNode::parts(const NodeSpace& s) {
@@ -489,11 +448,13 @@ std::unique_ptr<util::ByteStream> LibvirtNode::open_console(const store::Space& 
 }
 
 int LibvirtNode::open_display(const store::Space& space) {
+  capabilities().require(Capability::Vnc, s_.name);
   return hypervisor_.open_graphics(own_domain(space), 0, true);
 }
 
 int LibvirtNode::open_port(const store::Space& space, std::uint16_t port,
                            std::chrono::milliseconds timeout) {
+  capabilities().require(Capability::Tunnel, s_.name);
   // Decided now, not taken from an earlier answer: the guest's lease may have changed.
   FoundAddress to;
   try {
@@ -504,6 +465,15 @@ int LibvirtNode::open_port(const store::Space& space, std::uint16_t port,
   }
   if (!to.address) throw EngineError(EngineError::Kind::Conflict, to.why_not);
   return util::tcp_connect(*to.address, port, timeout);
+}
+
+std::optional<std::string> LibvirtNode::unreachable() {
+  try {
+    hypervisor_.list();
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
 }
 
 nlohmann::json LibvirtNode::report() {

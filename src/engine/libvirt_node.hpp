@@ -16,6 +16,7 @@
 #include "engine/guest_guard.hpp"
 #include "engine/host_probe.hpp"
 #include "engine/node.hpp"
+#include "engine/node_files.hpp"
 #include "image/cache.hpp"
 #include "image/overlay.hpp"
 #include "libvirt/hypervisor.hpp"
@@ -42,10 +43,14 @@ struct LibvirtNodeSettings {
   std::function<nlohmann::json()> report;
   // This host's IPv4 addresses, never a guest's (engine/guest_address.hpp); unset: getifaddrs.
   std::function<std::set<std::uint32_t>()> host_addresses;
+  // Where the spaces' files are (engine/node_files.hpp); unset: this server's file system,
+  // under node.images_path. It must outlive the node.
+  NodeFiles* files = nullptr;
+  // A host elsewhere: what the node cannot do there (elsewhere_capabilities()).
+  bool elsewhere = false;
+  // Memory placement leaves to the host itself (server.nodes' reserve).
+  std::uint64_t reserve_memory = 0;
 };
-
-// Writes the space's cloud-init seed ISO when its bytes differ from the file's.
-void write_seed(const plan::Plan& plan);
 
 class LibvirtNode final : public Node {
  public:
@@ -55,10 +60,15 @@ class LibvirtNode final : public Node {
   ~LibvirtNode() override;
 
   const std::string& name() const override { return s_.name; }
+  const std::string& images_path() const { return s_.node.images_path; }
   const char* kind() const override { return "libvirt"; }
   // Every capability: the spaces' disks, consoles and displays are on this host's libvirt.
   static const NodeCapabilities& kind_capabilities();
-  const NodeCapabilities& capabilities() const override { return kind_capabilities(); }
+  // A libvirt host elsewhere, reached through its libvirt alone (libvirt_node_capabilities.cpp).
+  static const NodeCapabilities& elsewhere_capabilities();
+  const NodeCapabilities& capabilities() const override {
+    return s_.elsewhere ? elsewhere_capabilities() : kind_capabilities();
+  }
 
   std::vector<std::string> refusals(const spec::Spec& spec) override;
   void check_machine_name(const std::string& machine) override;
@@ -84,6 +94,11 @@ class LibvirtNode final : public Node {
   void copy_disk_at(const store::Space& space, const std::string& name,
                     const std::filesystem::path& target, bool full) override;
 
+  // Moves (libvirt_node_move.cpp).
+  void export_files(const store::Space& space, const std::filesystem::path& dir) override;
+  void import_files(const NodeSpace& space, const std::filesystem::path& dir,
+                    const Progress& progress) override;
+
   void watch(std::function<void(const MachineEvent&)> on_event) override;
   void unwatch() override;
   Observation observe(const store::Space& space) override;
@@ -105,6 +120,7 @@ class LibvirtNode final : public Node {
   std::optional<std::map<std::string, std::string>> parts(const NodeSpace& space) override;
   // From libvirt's statistics of every running domain (virConnectGetAllDomainStats).
   std::vector<MachineSample> machine_samples() override;
+  std::optional<std::int64_t> free_memory() override;
 
   std::unique_ptr<util::ByteStream> open_console(const store::Space& space) override;
   int open_display(const store::Space& space) override;
@@ -112,6 +128,7 @@ class LibvirtNode final : public Node {
   // decided again at each connection (libvirt_node_addresses.cpp).
   int open_port(const store::Space& space, std::uint16_t port,
                 std::chrono::milliseconds timeout) override;
+  std::optional<std::string> unreachable() override;
   nlohmann::json report() override;
 
  private:
@@ -138,7 +155,7 @@ class LibvirtNode final : public Node {
   plan::Plan plan_for(const NodeSpace& space) const;
   std::string resolve_image(const spec::Spec& spec, const Progress& progress);
   // `made_before`: the space ran before, so a missing disk is refused rather than made blank.
-  void prepare_disk(const plan::Plan& plan, const std::string& base, const spec::Spec& spec,
+  void prepare_disk(const plan::Plan& plan, const BaseImage& base, const spec::Spec& spec,
                     bool made_before);
   void guard(plan::Plan& plan);
   void define(const NodeSpace& space, plan::Plan& plan);
@@ -170,6 +187,8 @@ class LibvirtNode final : public Node {
   image::Disks& disks_;
   const HostProbe& host_;
   LibvirtNodeSettings s_;
+  std::unique_ptr<NodeFiles> own_files_;  // LocalNodeFiles, unless the settings name others
+  NodeFiles& files_;
   util::Timer& timer_;
   std::mutex placement_mutex_;
   std::mutex shutoff_mutex_;

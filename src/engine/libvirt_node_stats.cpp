@@ -1,5 +1,6 @@
 // LibvirtNode::machine_samples: libvirt's statistics of every running domain in one call,
-// as the engine's MachineSamples (bytes, counters summed over a domain's disks and NICs).
+// as the engine's MachineSamples (bytes, counters summed over a domain's disks and NICs), and
+// the host's free memory for placement.
 #include "engine/libvirt_node.hpp"
 
 namespace bowline::engine {
@@ -48,6 +49,12 @@ std::vector<MachineSample> LibvirtNode::machine_samples() {
   std::vector<MachineSample> out;
   for (const auto& stats : hypervisor_.all_domain_stats()) out.push_back(sample_of(stats));
   return out;
+}
+
+std::optional<std::int64_t> LibvirtNode::free_memory() {
+  const auto free = hypervisor_.free_memory();
+  if (!free) return std::nullopt;
+  return static_cast<std::int64_t>(*free) - static_cast<std::int64_t>(s_.reserve_memory);
 }
 
 }  // namespace bowline::engine

@@ -82,6 +82,12 @@ Observation Node::suspend(const store::Space&, const Progress&) {
 Observation Node::resume(const store::Space&, const Progress&) {
   refuse_state(*this, Capability::Suspend);
 }
+void Node::export_files(const store::Space&, const std::filesystem::path&) {
+  refuse_state(*this, Capability::Move);
+}
+void Node::import_files(const NodeSpace&, const std::filesystem::path&, const Progress&) {
+  refuse_state(*this, Capability::Move);
+}
 void Node::copy_disk_at(const store::Space&, const std::string&, const std::filesystem::path&,
                         bool) {
   refuse_state(*this, Capability::Clone);

@@ -196,6 +196,15 @@ class Node {
   virtual void copy_disk_at(const store::Space& space, const std::string& name,
                             const std::filesystem::path& target, bool full);
 
+  // --- moves (Capability::Move): a stopped space's files leave one node for another
+  // Copies the space's movable files into `dir` on the server: its boot disk as disk.qcow2
+  // (its backing file named as this node has it) and its NVRAM as nvram.fd when it has one.
+  virtual void export_files(const store::Space& space, const std::filesystem::path& dir);
+  // Takes them in for `space`: the disk pointed at this node's copy of the template's image,
+  // then placed with the NVRAM where the space's files go here. Nothing is left when it fails.
+  virtual void import_files(const NodeSpace& space, const std::filesystem::path& dir,
+                            const Progress& progress);
+
   // Saves the running machine's state and frees what it holds on the node (memory, CPU); the
   // next resume() continues it where it was. What the machine is afterwards (Suspended).
   virtual Observation suspend(const store::Space& space, const Progress& progress);
@@ -230,6 +239,9 @@ class Node {
   // machine), for the stats sampler; other machines than spaces' may be among them. Empty
   // when the node reports none (KubeVirt, for now). Throws when the node cannot be asked.
   virtual std::vector<MachineSample> machine_samples() { return {}; }
+  // The memory its host has free for new machines (its free memory less the node's reserve),
+  // for placement; nullopt when the node does not say. Throws when it cannot be asked.
+  virtual std::optional<std::int64_t> free_memory() { return std::nullopt; }
 
   // --- access (SpaceAccess); each throws when it cannot be opened
   virtual std::unique_ptr<util::ByteStream> open_console(const store::Space& space) = 0;
@@ -237,6 +249,9 @@ class Node {
   // A connected TCP socket to the guest's `port`, within `timeout`.
   virtual int open_port(const store::Space& space, std::uint16_t port,
                         std::chrono::milliseconds timeout) = 0;
+
+  // Why the node cannot be reached now (its libvirt does not answer); nullopt when it answers.
+  virtual std::optional<std::string> unreachable() { return std::nullopt; }
 
   // This node's record for GET /api/v1/nodes: {name, kind, runtimes, ready, checks, ...}.
   virtual nlohmann::json report() = 0;

@@ -31,6 +31,7 @@ constexpr std::array<Row, kCapabilities.size()> kRows{{
     {"export", "export"},
     {"import", "import"},
     {"disks", "disk objects"},
+    {"move", "moves between nodes"},
 }};
 
 const Row& row(Capability capability) {
@@ -92,6 +93,7 @@ nlohmann::json NodeCapabilities::to_json() const {
 
 std::string backends_markdown() {
   const std::vector<const NodeCapabilities*> kinds{&LibvirtNode::kind_capabilities(),
+                                                   &LibvirtNode::elsewhere_capabilities(),
                                                    &KubevirtNode::kind_capabilities()};
   std::string out = "| capability |";
   std::string rule = "|---|";

@@ -26,13 +26,14 @@ enum class Capability {
   Export,           // space export to an archive
   Import,           // space import from an archive
   Disks,            // disk objects (disk create, --from-space) and a template's disks:
+  Move,             // space move: a stopped space's disk to another node, or from one
 };
 
 inline constexpr std::array kCapabilities{
     Capability::Console,         Capability::Vnc,       Capability::Terminal, Capability::Tunnel,
     Capability::ExternalPorts,   Capability::Readiness, Capability::Stats,    Capability::Snapshots,
     Capability::MemorySnapshots, Capability::Clone,     Capability::Suspend,  Capability::Export,
-    Capability::Import,          Capability::Disks};
+    Capability::Import,          Capability::Disks,     Capability::Move};
 
 const char* to_string(Capability capability);  // "console", "memory_snapshots", ...
 // What it is in words, as an error and the docs name it ("snapshots", "the serial console").

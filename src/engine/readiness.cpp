@@ -57,15 +57,19 @@ std::string tail_of(const std::string& file, std::size_t max_bytes) {
 
 }  // namespace
 
-Readiness read_readiness(const std::string& console_log, std::size_t tail_lines,
-                         std::size_t max_bytes) {
+std::string readiness_text(const std::string& console_log, std::size_t max_bytes) {
   auto text = tail_of(console_log, max_bytes);
   if (text.size() < max_bytes) {
     auto kept = tail_of(kept_of(console_log), max_bytes - text.size());
     if (!kept.empty() && kept.back() != '\n') kept.push_back('\n');
     text.insert(0, kept);
   }
-  return parse_readiness(text, tail_lines);
+  return text;
+}
+
+Readiness read_readiness(const std::string& console_log, std::size_t tail_lines,
+                         std::size_t max_bytes) {
+  return parse_readiness(readiness_text(console_log, max_bytes), tail_lines);
 }
 
 void keep_console_before_restore(const std::string& console_log, std::size_t max_bytes) {

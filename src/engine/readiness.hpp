@@ -19,6 +19,9 @@ struct Readiness {
 Readiness read_readiness(const std::string& console_log, std::size_t tail_lines = 10,
                          std::size_t max_bytes = 256 * 1024);
 
+// What read_readiness() parses: the kept part, then the log's last bytes, `max_bytes` in all.
+std::string readiness_text(const std::string& console_log, std::size_t max_bytes = 256 * 1024);
+
 // QEMU truncates the console log at every start, also the one that restores a suspended
 // space's memory: its guest did not boot again, yet its log would read "not booted". Before
 // such a start, the log's tail is added to `<log>.kept` (at most `max_bytes`), which

@@ -156,6 +156,7 @@ void Engine::audit() {
     for (const auto& [id, error] : forward_errors_) retry.push_back(id);
   }
   for (const auto& id : retry) publish_ports(id);
+  check_reach();
   for (const auto& space : store_.spaces().list()) queue_drift_check(space.id);
   report_orphans();
   prune_history();
@@ -213,6 +214,7 @@ void Engine::check_drift(const store::Space& space) {
                 "the space's node " + space.node + " is not configured on this server");
     return;
   }
+  if (node_unreachable(node->name())) return;  // kept as it was until the node answers
   Observation seen;
   try {
     seen = node->observe(space);
@@ -238,6 +240,7 @@ void Engine::report_orphans() {
   // What bowline made but the store does not know: reported, never deleted on a guess.
   const auto spaces = store_.spaces().list();
   for (auto* node : nodes_) {
+    if (node_unreachable(node->name())) continue;
     std::set<std::string> known;
     for (const auto& space : spaces)
       if (on_node(space, *node)) known.insert(space.domain_name);

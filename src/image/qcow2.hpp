@@ -42,4 +42,10 @@ std::optional<Qcow2Header> read_qcow2_header(const std::filesystem::path& file);
 void write_qcow2_overlay(const std::filesystem::path& overlay, const std::filesystem::path& backing,
                          const std::string& backing_format, std::uint64_t virtual_size);
 
+// Points an existing qcow2 image at another backing file of the same contents (an "unsafe
+// rebase", as `qemu-img rebase -u` does, done in-process: image/qcow2_rebase.cpp): the name is
+// written where the old one was, in the header's cluster. Throws DiskError when the image has
+// no backing file or the new name does not fit in that cluster's free room.
+void set_backing_file(const std::filesystem::path& image, const std::string& backing);
+
 }  // namespace bowline::image

@@ -274,6 +274,44 @@ bool Hypervisor::remove_managed_save(const std::string& name) {
   no_snapshots(name, "remove its saved state");
 }
 
+namespace {
+[[noreturn]] void no_storage(const std::string& pool, const char* action) {
+  throw HypervisorError("storage pool \"" + pool + "\": cannot " + action + ": not supported here",
+                        VIR_ERR_NO_SUPPORT);
+}
+}  // namespace
+
+std::string Hypervisor::pool_path(const std::string& pool) {
+  no_storage(pool, "find its directory");
+}
+std::vector<VolumeInfo> Hypervisor::volumes(const std::string& pool) {
+  no_storage(pool, "list volumes");
+}
+std::optional<VolumeInfo> Hypervisor::volume(const std::string& pool, const std::string&) {
+  no_storage(pool, "find a volume");
+}
+VolumeInfo Hypervisor::create_volume(const std::string& pool, const NewVolume&) {
+  no_storage(pool, "make a volume");
+}
+void Hypervisor::upload_volume(const std::string& pool, const std::string&, std::uint64_t,
+                               const std::function<std::size_t(char*, std::size_t)>&) {
+  no_storage(pool, "upload a volume");
+}
+std::string Hypervisor::download_volume(const std::string& pool, const std::string&, std::uint64_t,
+                                        std::uint64_t) {
+  no_storage(pool, "download a volume");
+}
+void Hypervisor::download_volume(const std::string& pool, const std::string&,
+                                 const std::function<void(const char*, std::size_t)>&) {
+  no_storage(pool, "download a volume");
+}
+void Hypervisor::resize_volume(const std::string& pool, const std::string&, std::uint64_t) {
+  no_storage(pool, "resize a volume");
+}
+bool Hypervisor::delete_volume(const std::string& pool, const std::string&) {
+  no_storage(pool, "delete a volume");
+}
+
 std::optional<std::string> Hypervisor::nwfilter_xml(const std::string& name) {
   throw HypervisorError("network filter \"" + name + "\": cannot look up: not supported here",
                         VIR_ERR_NO_SUPPORT);

@@ -267,6 +267,25 @@ struct SnapshotInfo {
   std::int64_t created_at = 0;               // seconds since the epoch
 };
 
+// A volume of a libvirt storage pool, as the pool's host has it.
+struct VolumeInfo {
+  std::string name;
+  std::string path;              // on the pool's host
+  std::uint64_t capacity = 0;    // what the guest sees (for a plain file, its size)
+  std::uint64_t allocation = 0;  // what it takes on the host
+};
+
+// A volume to make (create_volume): a qcow2 on a backing file, an empty qcow2, or a raw file
+// of `capacity` bytes that an upload fills.
+struct NewVolume {
+  std::string name;
+  std::string format = "qcow2";  // qcow2 | raw
+  std::uint64_t capacity = 0;
+  std::string backing_path;  // on the pool's host; empty: none
+  std::string backing_format = "qcow2";
+  unsigned mode = 0600;  // the file's permissions on the host
+};
+
 // ---- the seam ----------------------------------------------------------------------------
 
 class Hypervisor {
@@ -341,6 +360,9 @@ class Hypervisor {
 
   // PCI and USB devices of the host, for passthrough checks.
   virtual std::vector<NodeDevice> node_devices() = 0;
+  // The host's free memory in bytes (virNodeGetFreeMemory); nullopt where the driver does not
+  // say (the default).
+  virtual std::optional<std::uint64_t> free_memory() { return std::nullopt; }
   // Never throws for "this host cannot": that is {supported = false, reason}.
   virtual DomainCapabilities domain_capabilities(const std::string& domain_type) = 0;
 
@@ -385,6 +407,32 @@ class Hypervisor {
   // (VIR_DOMAIN_OPEN_GRAPHICS_SKIPAUTH): no TCP port is involved at all. The domain must be
   // running. Implementations that cannot throw an is_unsupported() error (the default).
   virtual int open_graphics(const std::string& name, unsigned index = 0, bool skip_auth = true);
+
+  // Storage pools and their volumes (libvirt's storage API; the defaults throw is_unsupported()):
+  // how a node on another host keeps files, its file system not being the server's.
+  // The pool's directory on its host (an inactive pool is started first).
+  virtual std::string pool_path(const std::string& pool);
+  // The pool's volumes as its host has them now (the pool is refreshed first).
+  virtual std::vector<VolumeInfo> volumes(const std::string& pool);
+  // nullopt when the pool has no volume of that name.
+  virtual std::optional<VolumeInfo> volume(const std::string& pool, const std::string& name);
+  // The pool's host makes it (a qcow2 on a backing file: its qemu-img); an existing volume of
+  // that name is an error.
+  virtual VolumeInfo create_volume(const std::string& pool, const NewVolume& volume);
+  // Replaces the volume's bytes from offset 0 with `size` bytes that `read` fills (it returns
+  // how many it wrote, 0 at the end), through a libvirt stream.
+  virtual void upload_volume(const std::string& pool, const std::string& name, std::uint64_t size,
+                             const std::function<std::size_t(char*, std::size_t)>& read);
+  // `length` bytes of the volume from `offset` (0: to its end).
+  virtual std::string download_volume(const std::string& pool, const std::string& name,
+                                      std::uint64_t offset, std::uint64_t length);
+  // The whole volume, handed to `sink` a chunk at a time (a big disk never sits in memory).
+  virtual void download_volume(const std::string& pool, const std::string& name,
+                               const std::function<void(const char*, std::size_t)>& sink);
+  virtual void resize_volume(const std::string& pool, const std::string& name,
+                             std::uint64_t capacity);
+  // Removes the volume; false when there was none.
+  virtual bool delete_volume(const std::string& pool, const std::string& name);
 };
 
 }  // namespace bowline::libvirt

@@ -79,6 +79,7 @@ class LibvirtHypervisor : public Hypervisor {
   bool ensure_nwfilter(const std::string& name, const std::string& xml) override;
 
   std::vector<NodeDevice> node_devices() override;
+  std::optional<std::uint64_t> free_memory() override;
   DomainCapabilities domain_capabilities(const std::string& domain_type) override;
 
   std::unique_ptr<util::ByteStream> open_console(const std::string& name,
@@ -96,6 +97,20 @@ class LibvirtHypervisor : public Hypervisor {
   void managed_save(const std::string& name) override;
   bool has_managed_save(const std::string& name) override;
   bool remove_managed_save(const std::string& name) override;
+  // Storage pools and volumes (libvirt_volumes.cpp).
+  std::string pool_path(const std::string& pool) override;
+  std::vector<VolumeInfo> volumes(const std::string& pool) override;
+  std::optional<VolumeInfo> volume(const std::string& pool, const std::string& name) override;
+  VolumeInfo create_volume(const std::string& pool, const NewVolume& volume) override;
+  void upload_volume(const std::string& pool, const std::string& name, std::uint64_t size,
+                     const std::function<std::size_t(char*, std::size_t)>& read) override;
+  std::string download_volume(const std::string& pool, const std::string& name,
+                              std::uint64_t offset, std::uint64_t length) override;
+  void download_volume(const std::string& pool, const std::string& name,
+                       const std::function<void(const char*, std::size_t)>& sink) override;
+  void resize_volume(const std::string& pool, const std::string& name,
+                     std::uint64_t capacity) override;
+  bool delete_volume(const std::string& pool, const std::string& name) override;
 
   class Impl;
 

@@ -40,6 +40,12 @@ std::string console_log_of(const std::string& dir) {
   return dir + "/console.log";
 }
 
+std::string space_file(const NodeSettings& node, const std::string& domain,
+                       const std::string& leaf) {
+  if (node.side_by_side) return node.images_path + "/" + domain + "." + leaf;
+  return space_dir(node.images_path, domain) + "/" + leaf;
+}
+
 std::string tap_name(const std::string& guard_tag, const std::string& domain, std::size_t index) {
   static constexpr char kHex[] = "0123456789abcdef";
   return "bw" + guard_tag + util::sha256_hex(domain).substr(0, 8) + kHex[(index >> 4) & 15] +
@@ -61,7 +67,7 @@ namespace {
 
 // Firmware: the spec's bootloader with its own flags, else the preference's defaults.
 Firmware firmware_of(const spec::Spec& spec, const catalog::Preference* preference,
-                     const NodeSettings& node, const std::string& space_dir) {
+                     const NodeSettings& node, const std::string& domain) {
   Firmware fw;
   if (spec.firmware.bootloader) {
     fw.bootloader = *spec.firmware.bootloader;
@@ -78,7 +84,7 @@ Firmware firmware_of(const spec::Spec& spec, const catalog::Preference* preferen
   if (fw.bootloader == spec::Bootloader::Uefi) {
     fw.loader = fw.secure_boot ? node.ovmf_secure_code : node.ovmf_code;
     fw.vars_template = fw.secure_boot ? node.ovmf_secure_vars : node.ovmf_vars;
-    fw.nvram = space_dir + "/nvram.fd";
+    fw.nvram = space_file(node, domain, "nvram.fd");
     fw.reset_nvram_on_start = !efi_persistent;
   }
   return fw;
@@ -101,14 +107,15 @@ void add_disks(Plan& p, const spec::Spec& spec, const catalog::Preference* prefe
     p.system_disk = {file_of(0), bus, targets.next(bus)};
     first_data = 1;
   } else {
-    p.system_disk = {p.space_dir + "/disk.qcow2", default_bus, targets.next(default_bus)};
+    p.system_disk = {space_file(node, p.domain_name, "disk.qcow2"), default_bus,
+                     targets.next(default_bus)};
   }
   for (std::size_t i = first_data; i < spec.disks.size(); ++i) {
     const auto bus = spec.disks[i].bus.value_or(default_bus);
     p.data_disks.push_back({file_of(i), bus, targets.next(bus)});
   }
-  p.seed_iso = p.space_dir + "/seed.iso";
-  p.console_log = console_log_of(p.space_dir);
+  p.seed_iso = space_file(node, p.domain_name, "seed.iso");
+  p.console_log = space_file(node, p.domain_name, "console.log");
 }
 
 // NICs: the spec's network, then each `networks` entry, with the guest plan's MACs.
@@ -220,7 +227,7 @@ Plan make_plan(const spec::Spec& spec, const Owner& owner, const SpaceFacts& spa
 
   const auto* preference =
       spec.instance_profile ? catalog::find_preference(*spec.instance_profile) : nullptr;
-  p.firmware = firmware_of(spec, preference, node, p.space_dir);
+  p.firmware = firmware_of(spec, preference, node, p.domain_name);
   add_disks(p, spec, preference, node);
   add_nics(p, spec, preference, node);
   add_passthrough(p, spec);

@@ -39,6 +39,9 @@ struct NodeSettings {
   DomainType domain_type = DomainType::Kvm;
   std::vector<std::string> resolvers{"1.1.1.1", "1.0.0.1"};
   std::string images_path = "/var/lib/libvirt/images/bowline";  // one directory per space
+  // Every space's files side by side in images_path, named <domain>.<file> instead of
+  // <domain>/<file>: a libvirt storage pool, which has no subdirectories (a node elsewhere).
+  bool side_by_side = false;
   // Three hex digits that tell this server's NIC devices from another's on the same host
   // (tap_name): each bowline server guards only its own.
   std::string guard_tag = "000";
@@ -152,6 +155,10 @@ struct Plan {
 bool is_reserved_directory(std::string_view name);  // base, cloud-images, volumes
 std::string space_dir(const std::string& images_path, const std::string& domain);
 std::string console_log_of(const std::string& space_dir);
+// The path of a space's file `leaf` ("disk.qcow2", "seed.iso", "console.log", "nvram.fd") on
+// the node, in the node's layout.
+std::string space_file(const NodeSettings& node, const std::string& domain,
+                       const std::string& leaf);
 
 // Cozystack's SMBIOS UUID from cloudInitSeed: sha256("<namespace>-<name>-<seed>") laid out
 // as 8-4-4-4-12 with the version digit 4 and the variant digit 9.

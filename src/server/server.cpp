@@ -30,6 +30,7 @@
 #include "server/backup.hpp"
 #include "server/data_dir_lock.hpp"
 #include "server/first_admin.hpp"
+#include "server/listed_nodes.hpp"
 #include "server/tls.hpp"
 #include "spec/ipv4.hpp"
 #include "spec/loader.hpp"
@@ -177,6 +178,7 @@ engine::EngineSettings engine_settings_for(const ServerSettings& settings) {
   e.external_port_last = settings.external_port_last;
   e.external_address = settings.external_address;
   e.reconcile_interval = settings.reconcile_interval;
+  e.spool_dir = settings.data_dir / "moving";  // a move's files, between two nodes
   e.event_retention = settings.event_retention;
   e.operation_retention = settings.operation_retention;
   e.default_quota = settings.default_quota;
@@ -347,6 +349,12 @@ api::HttpServerOptions http_options(const ServerSettings& settings, std::ostream
   return options;
 }
 
+// The database holds password hashes: a directory we make is ours alone.
+void make_data_dir(const fs::path& dir) {
+  if (fs::create_directories(dir))
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+}
+
 std::string listening_url(const api::HttpServerOptions& options, unsigned short port) {
   const auto& address = options.address;
   return std::string(options.tls ? "https://" : "http://") +
@@ -375,9 +383,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
                bool out_is_terminal) {
   try {
     raise_open_files_limit();
-    // The database holds password hashes: a directory we make is ours alone.
-    if (fs::create_directories(settings.data_dir))
-      fs::permissions(settings.data_dir, fs::perms::owner_all, fs::perm_options::replace);
+    make_data_dir(settings.data_dir);
     const DataDirLock one_server(settings.data_dir);
     util::SystemClock clock;
     store::Store store(settings.data_dir / "bowline.db", clock);
@@ -387,9 +393,7 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
          {settings.images_path, settings.cloud_image_path, settings.base_image_path})
       make_directory(dir, err);
 
-    libvirt::LibvirtOptions libvirt_options;
-    libvirt_options.uri = settings.libvirt_uri;
-    libvirt::LibvirtHypervisor hypervisor(libvirt_options);
+    libvirt::LibvirtHypervisor hypervisor(libvirt::LibvirtOptions{settings.libvirt_uri});
     const auto choice = decide_domain_type(settings, hypervisor, out, err);
     image::ImageCache images(cache_options_for(settings));
     util::SystemProcessRunner runner;
@@ -407,11 +411,15 @@ int run_server(const ServerSettings& settings, std::ostream& out, std::ostream& 
     local_settings.report =
         NodeReporter{settings, choice, store, hypervisor, host, runner, guard.get()};
     engine::LibvirtNode local(hypervisor, images, disks, host, std::move(local_settings));
+    // server.nodes: hosts elsewhere, on the local probe's domain type (the operator matches it).
+    const auto listed =
+        make_listed_nodes(settings, local_node_settings(settings, choice.type), images, disks, out);
     const auto log = line_writer(err);
     auto engine_settings = engine_settings_for(settings);
     engine_settings.log = log;
     engine::Engine engine(store, events, engine_settings);
     engine.add_node(local);  // the first: the default node
+    for (const auto& n : listed) engine.add_node(*n.node);
     if (kubevirt.node) engine.add_node(*kubevirt.node);
     // No address set aside for guests' ports: none is published (settings.hpp says why).
     if (!settings.external_address.empty()) engine.set_port_forwarder(forwarder);

@@ -55,6 +55,13 @@ std::optional<SettingValue> file_value(const YAML::Node& value, const std::strin
   if (value.IsSequence()) {
     v.list = true;
     for (const auto& item : value) {
+      // A mapping (a server.nodes entry) goes on as flow YAML, for its row's parser.
+      if (item.IsMap()) {
+        YAML::Emitter flow;
+        flow << YAML::Flow << item;
+        v.items.emplace_back(flow.c_str());
+        continue;
+      }
       if (!item.IsScalar()) throw SettingsError(where + ": " + key + ": expected a list of values");
       v.items.push_back(item.as<std::string>());
     }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/kvm_probe.hpp"
+#include "server/node_settings.hpp"
 #include "spec/ipv4.hpp"
 #include "store/records.hpp"
 
@@ -45,6 +46,8 @@ class SettingsError : public std::runtime_error {
 struct ServerSettings {
   std::string listen = "127.0.0.1:7470";
   std::filesystem::path data_dir = "/var/lib/bowline";
+  // More nodes than the one above (server/node_settings.hpp); empty: this host's libvirt only.
+  std::vector<NodeSetting> nodes;
   std::string libvirt_uri = "qemu:///system";
   // auto: kvm when a probe domain really runs under KVM at start-up, else qemu with a warning.
   engine::DomainTypeSetting domain_type = engine::DomainTypeSetting::Auto;

@@ -83,6 +83,21 @@ const std::vector<Setting>& setting_table() {
        .details = "the libvirt connection",
        .set = [](auto& s, const auto& v) { s.libvirt_uri = parse::libvirt_uri(v); },
        .show = [](const auto& s) { return s.libvirt_uri; }},
+      {.key = "server.nodes",
+       .type = "list of nodes",
+       .flag = "--nodes",
+       .env = "BOWLINE_NODES",
+       .default_value = "",
+       .default_doc = "empty (only the node `local` of server.libvirt_uri)",
+       .summary = "more libvirt hosts as nodes: YAML mappings with name, uri, images_path, ...",
+       .details = "more hosts as nodes beside `local` (the node server.libvirt_uri and "
+                  "server.kvm.images_path describe): a list of mappings, each with `name`, "
+                  "`kind` (libvirt), `uri` (`qemu+ssh://` or `qemu+tls://`), `images_path`, "
+                  "`pool`, `networks`, `bridges`, `labels` and `reserve` (`memory`, `cpus`); "
+                  "in a flag or the environment as YAML flow text "
+                  "([nodes.md](nodes.md#more-hosts-servernodes))",
+       .set = [](auto& s, const auto& v) { s.nodes = parse::nodes(v); },
+       .show = [](const auto& s) { return show_nodes(s.nodes); }},
       {.key = "server.domain_type",
        .type = "word",
        .flag = "--domain-type",

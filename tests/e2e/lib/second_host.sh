@@ -101,7 +101,7 @@ mount --bind $d/etc /etc/libvirt
 mount --bind $d/lib /var/lib/libvirt
 mount --bind $d/cache /var/cache/libvirt
 mount --bind $d/log /var/log/libvirt
-mkdir -p /run/sshd /run/libvirt
+mkdir -p /run/sshd /run/libvirt /run/lock  # /var/lock: libvirtd locks a console's pty there
 ip link set lo up
 virtlogd -d -p /run/virtlogd.pid
 libvirtd -d -p /run/libvirtd.pid

@@ -100,7 +100,7 @@ class TwoNodes : public ::testing::Test {
 };
 
 TEST_F(TwoNodes, EachSpaceIsMadeOnItsOwnNodeOnly) {
-  const auto one = create("one", "");  // the first node is the default
+  const auto one = create("one", "");  // placed: as much free on both, the first wins
   const auto two = create("two", "west");
   ASSERT_EQ(one.state, store::SpaceState::Running) << one.error;
   ASSERT_EQ(two.state, store::SpaceState::Running) << two.error;
@@ -167,6 +167,25 @@ TEST_F(TwoNodes, AnUnknownNodeIsRefusedWithTheNodesThereAre) {
     EXPECT_STREQ(e.what(), "no node named north (nodes: east, west)");
   }
   EXPECT_TRUE(store_->spaces().list().empty());
+}
+
+TEST_F(TwoNodes, APlacementNoNodeCanTakeNamesEachNodesReason) {
+  store_->templates().create("lab",
+                             "name: ${{ .space.name }}-vm\nimage: tiny\nmemory: 256M\n"
+                             "network: {mode: nat, bridge: lab}\n");
+  try {
+    engine_->create_space({alice_, "lab", "one", std::nullopt, true}, "");
+    FAIL() << "not refused";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(e.kind(), EngineError::Kind::Conflict);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no node can run template lab now:"), std::string::npos) << what;
+    EXPECT_NE(what.find("\n  east: libvirt network lab does not exist"), std::string::npos) << what;
+    EXPECT_NE(what.find("\n  west: libvirt network lab does not exist"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(store_->spaces().list().empty());
+  EXPECT_TRUE(east().list().empty());
+  EXPECT_TRUE(west().list().empty());
 }
 
 }  // namespace

@@ -192,5 +192,39 @@ TEST_F(Qcow2, RefusesWhatItCannotWriteAndLeavesNothing) {
   EXPECT_EQ(read_file(dir_.file("kept.qcow2")), "precious");
 }
 
+// A disk that moves to another host points at that host's copy of its base: the data it holds
+// reads the same through the new name, for QEMU's overlays and bowline's own alike.
+TEST_F(Qcow2, ABackingFileIsPointedElsewhereInPlace) {
+  run({"qemu-img", "create", "-q", "-f", "qcow2", dir_.file("b.qcow2"), "32M"});
+  qemu_io(dir_.file("b.qcow2"), "write -P 0x11 0 64k");
+  run({"qemu-img", "create", "-q", "-f", "qcow2", "-b", dir_.file("b.qcow2"), "-F", "qcow2",
+       dir_.file("theirs.qcow2")});
+  write_qcow2_overlay(dir_.file("ours.qcow2"), dir_.file("b.qcow2"), "qcow2", 32 * kMiB);
+  const auto moved = dir_.file("a-much-longer-directory-name-on-the-other-host/base-copy.qcow2");
+  fs::create_directories(fs::path(moved).parent_path());
+  fs::copy_file(dir_.file("b.qcow2"), moved);
+  for (const auto* disk : {"theirs.qcow2", "ours.qcow2"}) {
+    qemu_io(dir_.file(disk), "write -P 0x22 1M 64k");
+    set_backing_file(dir_.file(disk), moved);
+    EXPECT_EQ(info(dir_.file(disk))["backing-filename"], moved) << disk;
+    EXPECT_EQ(info(dir_.file(disk))["backing-filename-format"], "qcow2") << disk;
+    expect_clean(dir_.file(disk));
+    // The base's bytes and the overlay's own, both read through the new chain.
+    qemu_io(dir_.file(disk), "read -P 0x11 0 64k");
+    qemu_io(dir_.file(disk), "read -P 0x22 1M 64k");
+    set_backing_file(dir_.file(disk), dir_.file("b.qcow2"));  // and back, shorter
+    EXPECT_EQ(info(dir_.file(disk))["backing-filename"], dir_.file("b.qcow2")) << disk;
+    expect_clean(dir_.file(disk));
+  }
+}
+
+TEST_F(Qcow2, ABackingFileThatCannotBeRewrittenIsRefused) {
+  run({"qemu-img", "create", "-q", "-f", "qcow2", dir_.file("alone.qcow2"), "1M"});
+  EXPECT_THROW(set_backing_file(dir_.file("alone.qcow2"), "/x.qcow2"), DiskError);
+  write_qcow2_overlay(dir_.file("o.qcow2"), dir_.file("alone.qcow2"), "qcow2", kMiB);
+  EXPECT_THROW(set_backing_file(dir_.file("o.qcow2"), "/" + std::string(70000, 'x')), DiskError);
+  EXPECT_EQ(info(dir_.file("o.qcow2"))["backing-filename"], dir_.file("alone.qcow2"));
+}
+
 }  // namespace
 }  // namespace bowline::image::test

@@ -1,0 +1,101 @@
+// server.nodes' libvirt hosts as LibvirtNodes, each on its own connection.
+#include "server/listed_nodes.hpp"
+
+#include <algorithm>
+
+namespace bowline::server {
+
+namespace {
+
+// The bridges a node's entry names: its host's interfaces are not the server's to read.
+class DeclaredBridges final : public engine::HostProbe {
+ public:
+  explicit DeclaredBridges(std::vector<std::string> bridges) : bridges_(std::move(bridges)) {}
+  bool bridge_exists(const std::string& name) const override {
+    return std::find(bridges_.begin(), bridges_.end(), name) != bridges_.end();
+  }
+  std::vector<std::string> bridge_ports(const std::string&) const override { return {}; }
+
+ private:
+  std::vector<std::string> bridges_;
+};
+
+// What GET /api/v1/nodes says of a listed node: reachable (its libvirt answers now) or not.
+std::function<nlohmann::json()> reachability(libvirt::LibvirtHypervisor& hypervisor,
+                                             const NodeSetting& n) {
+  return [&hypervisor, name = n.name, uri = n.uri, labels = n.labels, pool = n.pool] {
+    nlohmann::json record{{"name", name},
+                          {"kind", "libvirt"},
+                          {"uri", uri},
+                          {"labels", labels},
+                          {"checks", nlohmann::json::array()}};
+    if (!pool.empty()) record["pool"] = pool;
+    try {
+      hypervisor.list();
+      record["state"] = "ready";
+      record["ready"] = true;
+      record["runtimes"] = nlohmann::json::array({"kvm"});
+    } catch (const std::exception& e) {
+      record["state"] = "unreachable";
+      record["ready"] = false;
+      record["reason"] = e.what();
+      record["runtimes"] = nlohmann::json::array();
+    }
+    return record;
+  };
+}
+
+// The node's images path: as listed, else its pool's directory, asked of its libvirt now.
+std::string images_path_of(const NodeSetting& n, engine::PoolNodeFiles& files) {
+  if (!n.images_path.empty()) return n.images_path.string();
+  try {
+    return files.directory();
+  } catch (const std::exception& e) {
+    throw SettingsError("server.nodes: " + n.name + ": cannot ask pool " + n.pool +
+                        " for its directory (" + e.what() +
+                        "): give images_path, the pool's directory on its host, so the server "
+                        "starts while the host is away");
+  }
+}
+
+}  // namespace
+
+std::vector<ListedNode> make_listed_nodes(const ServerSettings& settings,
+                                          const engine::LibvirtNodeSettings& base,
+                                          image::ImageCache& images, image::Disks& disks,
+                                          std::ostream& out) {
+  std::vector<ListedNode> made;
+  for (const auto& n : settings.nodes) {
+    if (n.kind != "libvirt")
+      throw SettingsError("server.nodes: " + n.name +
+                          ": a kubevirt node is named by server.kubevirt.name for now");
+    libvirt::LibvirtOptions options;
+    options.uri = n.uri;
+    ListedNode listed;
+    listed.hypervisor = std::make_unique<libvirt::LibvirtHypervisor>(options);
+    listed.host = std::make_unique<DeclaredBridges>(n.bridges);
+    auto node_settings = base;
+    node_settings.name = n.name;
+    node_settings.guard = nullptr;
+    node_settings.elsewhere = true;
+    node_settings.reserve_memory = n.reserve_memory;
+    node_settings.report = reachability(*listed.hypervisor, n);
+    if (!n.pool.empty()) {
+      listed.files = std::make_unique<engine::PoolNodeFiles>(*listed.hypervisor, n.pool);
+      node_settings.files = listed.files.get();
+      node_settings.node.side_by_side = true;
+      node_settings.node.images_path = images_path_of(n, *listed.files);
+    } else if (!n.images_path.empty()) {
+      node_settings.node.images_path = n.images_path.string();
+    }
+    listed.node = std::make_unique<engine::LibvirtNode>(*listed.hypervisor, images, disks,
+                                                        *listed.host, std::move(node_settings));
+    out << "bowline server: libvirt node " << n.name << " at " << n.uri << ", spaces' files in "
+        << (n.pool.empty() ? "directory " : "pool " + n.pool + " at ") << listed.node->images_path()
+        << "\n";
+    made.push_back(std::move(listed));
+  }
+  return made;
+}
+
+}  // namespace bowline::server
