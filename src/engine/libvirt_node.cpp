@@ -464,6 +464,7 @@ int LibvirtNode::open_port(const store::Space& space, std::uint16_t port,
                       "the space's address cannot be read now: " + std::string(e.what()));
   }
   if (!to.address) throw EngineError(EngineError::Kind::Conflict, to.why_not);
+  if (s_.connect) return s_.connect(*to.address, port, timeout);
   return util::tcp_connect(*to.address, port, timeout);
 }
 

@@ -48,6 +48,11 @@ struct LibvirtNodeSettings {
   NodeFiles* files = nullptr;
   // A host elsewhere: what the node cannot do there (elsewhere_capabilities()).
   bool elsewhere = false;
+  // How TCP to a guest's address is opened (a host elsewhere: through its sshd); unset: from
+  // this host (util::tcp_connect).
+  std::function<int(const std::string& address, std::uint16_t port,
+                    std::chrono::milliseconds timeout)>
+      connect;
   // Memory placement leaves to the host itself (server.nodes' reserve).
   std::uint64_t reserve_memory = 0;
 };

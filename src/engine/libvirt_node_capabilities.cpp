@@ -9,17 +9,14 @@ const NodeCapabilities& LibvirtNode::kind_capabilities() {
   return all;
 }
 
-// What needs the host's own files or sockets, or TCP into the host's guest networks, waits for
-// the node's sshd (not built yet); the console, readiness and figures come through libvirt.
+// The console, readiness, figures and moves come through libvirt, TCP to guests through the
+// host's sshd (server.nodes' ssh_host_key); what needs the host's own files or sockets waits.
 const NodeCapabilities& LibvirtNode::elsewhere_capabilities() {
   static const std::string later = " on a libvirt host elsewhere: not built yet";
   static const NodeCapabilities some = [] {
     NodeCapabilities c("libvirt elsewhere");
     c.lacks(Capability::Vnc,
             "libvirt hands a display's socket over its local socket only; a display" + later)
-        .lacks(Capability::Terminal,
-               "the terminal reaches the guest through the node's sshd" + later)
-        .lacks(Capability::Tunnel, "tunnels reach the guest through the node's sshd" + later)
         .lacks(Capability::ExternalPorts, "external ports" + later)
         .lacks(Capability::Snapshots, "snapshots" + later)
         .lacks(Capability::MemorySnapshots, "snapshots" + later)

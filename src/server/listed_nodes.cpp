@@ -3,6 +3,11 @@
 
 #include <algorithm>
 
+#include "engine/engine_error.hpp"
+#include "spec/ipv4.hpp"
+#include "ssh/forward.hpp"
+#include "util/upstream_error.hpp"
+
 namespace bowline::server {
 
 namespace {
@@ -45,6 +50,61 @@ std::function<nlohmann::json()> reachability(libvirt::LibvirtHypervisor& hypervi
   };
 }
 
+// The parts of a qemu+ssh URI its sshd is reached by: [user@]host[:port] and keyfile=.
+struct SshTarget {
+  std::string user = "root", host, key_file;
+  std::uint16_t port = 22;
+};
+
+SshTarget ssh_target_of(const NodeSetting& n) {
+  SshTarget t;
+  const auto scheme = n.uri.find("://");
+  if (scheme == std::string::npos) return t;
+  auto authority = n.uri.substr(scheme + 3, n.uri.find('/', scheme + 3) - scheme - 3);
+  if (const auto at = authority.find('@'); at != std::string::npos) {
+    t.user = authority.substr(0, at);
+    authority.erase(0, at + 1);
+  }
+  if (const auto colon = authority.rfind(':'); colon != std::string::npos) {
+    t.port = static_cast<std::uint16_t>(std::stoul(authority.substr(colon + 1)));
+    authority.erase(colon);
+  }
+  t.host = authority;
+  if (const auto key = n.uri.find("keyfile="); key != std::string::npos)
+    t.key_file = n.uri.substr(key + 8, n.uri.find('&', key) - key - 8);
+  if (!n.ssh_key.empty()) t.key_file = n.ssh_key.string();
+  return t;
+}
+
+// TCP to the node's guests through its sshd, with its host key pinned; without a key in the
+// settings, a refusal saying what to add.
+std::function<int(const std::string&, std::uint16_t, std::chrono::milliseconds)> through_sshd(
+    const NodeSetting& n) {
+  return [n, t = ssh_target_of(n)](const std::string& address, std::uint16_t port,
+                                   std::chrono::milliseconds timeout) {
+    if (n.ssh_host_key.empty() || t.host.empty() || t.key_file.empty())
+      throw engine::EngineError(
+          engine::EngineError::Kind::Invalid,
+          "TCP to the guests of node " + n.name +
+              " goes through its sshd: give its server.nodes entry ssh_host_key (the host's "
+              "/etc/ssh/ssh_host_ed25519_key.pub) and a qemu+ssh uri with keyfile= (or ssh_key)");
+    ssh::ForwardOptions o;
+    o.host = t.host;
+    o.port = t.port;
+    o.user = t.user;
+    o.key_file = t.key_file;
+    o.host_key_public = n.ssh_host_key;
+    o.to_host = address;
+    o.to_port = port;
+    o.timeout = timeout;
+    try {
+      return ssh::open_forward(o);
+    } catch (const ssh::ForwardError& e) {
+      throw util::UpstreamError("ssh", e.what());
+    }
+  };
+}
+
 // The node's images path: as listed, else its pool's directory, asked of its libvirt now.
 std::string images_path_of(const NodeSetting& n, engine::PoolNodeFiles& files) {
   if (!n.images_path.empty()) return n.images_path.string();
@@ -79,6 +139,13 @@ std::vector<ListedNode> make_listed_nodes(const ServerSettings& settings,
     node_settings.guard = nullptr;
     node_settings.elsewhere = true;
     node_settings.reserve_memory = n.reserve_memory;
+    node_settings.connect = through_sshd(n);
+    // Its own address is never a guest's (a lease cannot make its sshd connect to itself).
+    node_settings.host_addresses = [host = ssh_target_of(n).host] {
+      std::set<std::uint32_t> own;
+      if (const auto a = spec::Ipv4Address::parse(host)) own.insert(a->value);
+      return own;
+    };
     node_settings.report = reachability(*listed.hypervisor, n);
     if (!n.pool.empty()) {
       listed.files = std::make_unique<engine::PoolNodeFiles>(*listed.hypervisor, n.pool);

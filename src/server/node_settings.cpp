@@ -34,8 +34,9 @@ std::vector<std::string> words(const SettingValue& v, const YAML::Node& node,
 }
 
 const std::set<std::string>& known_fields() {
-  static const std::set<std::string> fields{"name",     "kind",    "uri",    "images_path", "pool",
-                                            "networks", "bridges", "labels", "reserve"};
+  static const std::set<std::string> fields{"name",    "kind",         "uri",     "images_path",
+                                            "pool",    "networks",     "bridges", "labels",
+                                            "reserve", "ssh_host_key", "ssh_key"};
   return fields;
 }
 
@@ -64,7 +65,8 @@ NodeSetting node_of(const SettingValue& v, const YAML::Node& map) {
   for (const auto& entry : map)
     if (!known_fields().count(entry.first.as<std::string>()))
       throw v.error("unknown node field " + entry.first.as<std::string>() +
-                    " (name, kind, uri, images_path, pool, networks, bridges, labels, reserve)");
+                    " (name, kind, uri, images_path, pool, networks, bridges, labels, reserve, "
+                    "ssh_host_key, ssh_key)");
   NodeSetting n;
   n.name = map["name"] ? map["name"].as<std::string>() : "";
   if (!is_label(n.name))
@@ -90,6 +92,16 @@ NodeSetting node_of(const SettingValue& v, const YAML::Node& map) {
       n.labels[entry.first.as<std::string>()] = entry.second.as<std::string>();
   }
   read_reserve(v, map["reserve"], n);
+  if (map["ssh_host_key"]) n.ssh_host_key = map["ssh_host_key"].as<std::string>();
+  if (!n.ssh_host_key.empty() && n.ssh_host_key.rfind("ssh-", 0) != 0 &&
+      n.ssh_host_key.rfind("ecdsa-", 0) != 0)
+    throw v.error(n.name +
+                  ": ssh_host_key: expected an OpenSSH public key line (ssh-ed25519 "
+                  "AAAA...), as in the host's /etc/ssh/ssh_host_ed25519_key.pub");
+  if (map["ssh_key"]) {
+    n.ssh_key = map["ssh_key"].as<std::string>();
+    if (n.ssh_key.is_relative()) throw v.error(n.name + ": ssh_key: give the path in full");
+  }
   return n;
 }
 

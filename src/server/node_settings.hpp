@@ -32,6 +32,11 @@ struct NodeSetting {
   std::map<std::string, std::string> labels;  // what templates may ask a node for
   std::uint64_t reserve_memory = 0;           // bytes kept free for the host itself
   unsigned reserve_cpus = 0;                  // host CPUs kept free for the host itself
+  // TCP to its guests (tunnels, the terminal, bowline ssh) goes through its sshd: the host's
+  // key ("ssh-ed25519 AAAA...", the only one accepted) and the server's private key for it
+  // (empty: the URI's keyfile=). Without a host key, its guests' ports are not reached.
+  std::string ssh_host_key;
+  std::filesystem::path ssh_key;
 };
 
 namespace parse {

@@ -93,7 +93,8 @@ const std::vector<Setting>& setting_table() {
        .details = "more hosts as nodes beside `local` (the node server.libvirt_uri and "
                   "server.kvm.images_path describe): a list of mappings, each with `name`, "
                   "`kind` (libvirt), `uri` (`qemu+ssh://` or `qemu+tls://`), `images_path`, "
-                  "`pool`, `networks`, `bridges`, `labels` and `reserve` (`memory`, `cpus`); "
+                  "`pool`, `networks`, `bridges`, `labels`, `reserve` (`memory`, `cpus`), "
+                  "`ssh_host_key` and `ssh_key`; "
                   "in a flag or the environment as YAML flow text "
                   "([nodes.md](nodes.md#more-hosts-servernodes))",
        .set = [](auto& s, const auto& v) { s.nodes = parse::nodes(v); },

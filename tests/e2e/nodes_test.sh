@@ -9,6 +9,9 @@
 #              reuses it); nothing of it is on this host's libvirt or disk
 #   running    it boots under node2's QEMU; its console is read through the server, and its
 #              readiness from its console log in the pool
+#   tunnel     1 MB through `bowline tunnel` to the NAT guest's echo port on node2, which only
+#              node2 reaches: through node2's sshd, its host key pinned (a server given another
+#              key for node2 refuses the tunnel)
 #   placement  a create that names no node goes where the template's network is; one that no
 #              node can run is refused naming each node's reason; a display on node2 is refused
 #              with the reason
@@ -65,7 +68,9 @@ XML
 n2_network "$natnet" bwn2a 64 || abort "node2: network $natnet"
 n2_network "$prefix-only2" bwn2b 96 || abort "node2: network $prefix-only2"
 
-nodes="{name: node2, uri: '$SECOND_HOST_URI', pool: $SECOND_HOST_POOL, labels: {rack: b}}"
+n2_host_key=$(cut -d' ' -f1,2 "$_SH_DIR/ssh/host_key.pub")
+nodes="{name: node2, uri: '$SECOND_HOST_URI', pool: $SECOND_HOST_POOL, labels: {rack: b},
+  ssh_host_key: '$n2_host_key'}"
 server_start "$BOWLINE" "$work/server.log" --data-dir "$work/data" --images-path "$images" \
   --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 20 --reconcile-interval 2 \
   --nodes "$nodes" ||
@@ -84,7 +89,12 @@ check_match "settings: bowline node list shows node2 ready" "node2[[:space:]]+li
   "$("$BOWLINE" node list)"
 
 # --- files and running -----------------------------------------------------------------------
-spaces_tiny_template tiny
+# An echo service on port 7000 (busybox nc -e cat) for the tunnel through node2's sshd.
+spaces_tiny_template tiny "ports: [7000]
+cloudInit: |
+  #cloud-config
+  runcmd:
+    - 'busybox nc -ll -p 7000 -e /bin/cat </dev/null >/dev/null 2>&1 &'"
 check_cmd "running: space create --node node2 --wait (ready, read from the pool's console log)" \
   bw space create tiny two --node node2 --wait --timeout "$WAIT"
 check_eq "running: space info says node2, running" "node2 running" \
@@ -121,6 +131,14 @@ check_match "running: the console through the server carries the guest's login p
   "two login:" "$console"
 check_match "running: space info shows the console's last lines (read from node2's pool)" \
   "bowline-ready|cloud-init|login" "$("$BOWLINE" space info two 2>&1)"
+# This machine has no route into node2's NAT network: the bytes go through node2's sshd.
+head -c 1000000 /dev/urandom >"$work/in.bin"
+for _ in $(seq 1 20); do
+  timeout 60 "$BOWLINE" tunnel two 7000 <"$work/in.bin" >"$work/out.bin" 2>"$work/tunnel.err" && break
+  sleep 1
+done
+check_eq "tunnel: 1 MB to the NAT guest on node2 and back, through node2's sshd, byte-exact" \
+  "$(sha256sum <"$work/in.bin")" "$(sha256sum <"$work/out.bin")"
 check_cmd "files: a second space on node2" bw space create tiny three --node node2 --wait --no-ready \
   --timeout "$WAIT"
 check_eq "files: the second space reuses the one base" 1 \
@@ -162,6 +180,21 @@ check_cmd "power: its domain is gone from node2" n2_no_domain "$prefix-two"
 vols=$(n2virsh vol-list "$SECOND_HOST_POOL" | awk '{print $1}' | tr '\n' ' ')
 check_no_match "power: none of its volumes is left in the pool" "$prefix-two\." "$vols"
 check_match "power: the base stays for the others" "$base" "$vols"
+
+# --- a node whose host key is not the pinned one ------------------------------------------------
+server_stop
+wrong="{name: node2, uri: '$SECOND_HOST_URI', pool: $SECOND_HOST_POOL,
+  ssh_host_key: '$(cut -d' ' -f1,2 "$_SH_DIR/ssh/client_key.pub")'}"
+server_start "$BOWLINE" "$work/server-2.log" --data-dir "$work/data" --images-path "$images" \
+  --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 20 --reconcile-interval 2 \
+  --nodes "$wrong" || abort "bowline server with a wrong host key for node2"
+out=$(timeout 30 "$BOWLINE" tunnel three 7000 </dev/null 2>&1)
+check_match "pinning: a tunnel through a node that offers another host key is refused" \
+  "host key that is not the one in its settings" "$out"
+server_stop
+server_start "$BOWLINE" "$work/server-3.log" --data-dir "$work/data" --images-path "$images" \
+  --libvirt-uri qemu:///system --domain-type qemu --stop-timeout 20 --reconcile-interval 2 \
+  --nodes "$nodes" || abort "bowline server again"
 
 # --- a node away -----------------------------------------------------------------------------
 info_of_three() { "$BOWLINE" space info three 2>&1; }

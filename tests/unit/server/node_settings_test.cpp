@@ -60,6 +60,10 @@ TEST(NodeSettings, WhatItCannotTakeIsNamed) {
   EXPECT_NE(error_of("[{name: n2, uri: x}, {name: n2, uri: y}]").find("two nodes are named n2"),
             std::string::npos);
   EXPECT_NE(error_of("{name: n2").find("not YAML"), std::string::npos);
+  EXPECT_NE(error_of("{name: n2, uri: x, ssh_host_key: AAAAC3Nza}").find("OpenSSH public key"),
+            std::string::npos);
+  EXPECT_NE(error_of("{name: n2, uri: x, ssh_key: id_ed25519}").find("ssh_key: give the path"),
+            std::string::npos);
   // Every error names the setting and where its value came from.
   EXPECT_NE(error_of("{name: n2}").find("server.nodes (flag --nodes)"), std::string::npos);
 }
