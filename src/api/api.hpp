@@ -106,6 +106,7 @@ class Api {
   void add_space_routes();
   void add_event_routes();
   void add_node_routes();
+  void add_node_admin_routes();  // cordon, uncordon, drain
   void add_pool_routes();
   void add_session_routes();
   void add_access_routes();

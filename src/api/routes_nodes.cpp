@@ -1,8 +1,10 @@
-// /api/v1/nodes (what the nodes can run and why not; kept for a while, see ReportCache) and
+// /api/v1/nodes (what the nodes can run and why not; kept for a while, see ReportCache; cordons
+// and drains) and
 // /metrics (Prometheus text; the bowline_space_* series of what spaces use: space_metrics.cpp).
 #include <map>
 
 #include "api/api.hpp"
+#include "api/body.hpp"
 #include "util/host_paths.hpp"
 
 namespace bowline::api {
@@ -30,10 +32,25 @@ void Api::add_node_routes() {
                 if (fresh && !caller.admin())
                   throw HttpError(403, "only admins may ask for a fresh node check");
                 auto nodes = nlohmann::json::array();
-                for (auto& report : node_reports_) nodes.push_back(report->get(fresh));
+                for (auto& report : node_reports_) {
+                  auto node = report->get(fresh);
+                  if (node.contains("name") && node["name"].is_string())
+                    if (const auto why = engine_.cordoned(node["name"].get<std::string>()))
+                      node["cordoned"] = *why;
+                  const auto away = node.contains("name") && node["name"].is_string()
+                                        ? engine_.node_unreachable(node["name"])
+                                        : std::nullopt;
+                  if (away && !node.contains("reason")) {
+                    node["state"] = "unreachable";
+                    node["reason"] = *away;
+                  }
+                  nodes.push_back(std::move(node));
+                }
                 if (!caller.admin()) redact_paths(nodes);
                 return Response::json(200, nodes);
               });
+
+  add_node_admin_routes();
 
   router_.add("GET", "/metrics", Access::Any, [this](const Caller& caller, const Request&) {
     std::map<std::string, int> by_state;
@@ -74,6 +91,37 @@ void Api::add_node_routes() {
     response.body = std::move(out);
     return response;
   });
+}
+
+// Operators take a node out of placement and move its spaces away.
+void Api::add_node_admin_routes() {
+  router_.add(
+      "POST", "/api/v1/nodes/{name}/cordon", Access::Admin,
+      [this](const Caller&, const Request& request) {
+        const auto body = request.body.empty() ? nlohmann::json::object() : object_body(request);
+        engine_.cordon(request.param("name"), true, string_field(body, "reason").value_or(""));
+        return Response::json(200, {{"node", request.param("name")}, {"cordoned", true}});
+      });
+  router_.add("POST", "/api/v1/nodes/{name}/uncordon", Access::Admin,
+              [this](const Caller&, const Request& request) {
+                engine_.cordon(request.param("name"), false);
+                return Response::json(200, {{"node", request.param("name")}, {"cordoned", false}});
+              });
+  router_.add("POST", "/api/v1/nodes/{name}/drain", Access::Admin,
+              [this](const Caller&, const Request& request) {
+                auto moves = nlohmann::json::array();
+                for (const auto& d : engine_.drain(request.param("name"))) {
+                  nlohmann::json m{{"space", d.space_name}, {"spaceId", d.space_id}};
+                  if (d.error.empty()) {
+                    m["to"] = d.to;
+                    m["operation"] = d.operation;
+                  } else {
+                    m["error"] = d.error;
+                  }
+                  moves.push_back(std::move(m));
+                }
+                return Response::json(202, {{"node", request.param("name")}, {"moves", moves}});
+              });
 }
 
 }  // namespace bowline::api

@@ -88,7 +88,7 @@ int node_check(const NodeCheckArgs& a) {
 void add_node_verbs(CLI::App& app, int& exit_code) {
   auto* group = app.add_subcommand("node", "The server's nodes, and this host as a bowline node");
   group->require_subcommand(1);
-  add_node_list_verb(*group, exit_code);
+  add_node_client_verbs(*group, exit_code);
   auto a = std::make_shared<NodeCheckArgs>();
   auto* cmd = group->add_subcommand(
       "check",

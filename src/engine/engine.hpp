@@ -274,6 +274,21 @@ class Engine : public SpaceAccess {
   // while it runs, has snapshots or boots from a disk object; a failure leaves it whole where
   // it was. Returns the operation.
   std::int64_t move_space(const std::string& id, const std::string& to);
+  // A cordoned node takes no new space: placement passes it over, a create or move naming it
+  // is refused (engine_cordon.cpp). Its spaces stay and run. Kept in the store.
+  void cordon(const std::string& node, bool cordoned, const std::string& reason = {});
+  // Why the node is cordoned; nullopt when it is not.
+  std::optional<std::string> cordoned(const std::string& node);
+  // Cordons the node and moves each of its spaces to another node (placed as a create is): a
+  // stopped one as it is, a running one stopped first and started again there. Returns the
+  // moves, one per space, or why a space stays.
+  struct Drained {
+    std::string space_id, space_name;
+    std::string to;              // the node it moves to
+    std::int64_t operation = 0;  // its move (0: not moved)
+    std::string error;           // why not
+  };
+  std::vector<Drained> drain(const std::string& node);
   std::int64_t suspend_space(const std::string& id, const std::string& reason,
                              bool waiting_member = false);
   std::int64_t resume_space(const std::string& id, const std::string& why);
@@ -478,6 +493,14 @@ class Engine : public SpaceAccess {
   // free memory among those that can run it (engine_placement.cpp); the reasons of each when
   // none can.
   Node& place_space(const store::User& owner, const store::Template& tmpl, const std::string& name);
+  // The same for a space's `spec`, on any node but `not_on` (a drain's).
+  Node& place_spec(const store::Template& tmpl, const spec::Spec& spec, const Node* not_on);
+  // Why `space` cannot move to `target` now (EngineError); `stopped_first`: a running one may,
+  // as a stop is queued before its move (a drain's).
+  void check_movable(const store::Space& space, Node& target, bool stopped_first);
+  std::int64_t enqueue_move(const store::Space& space, Node& target);
+  // Throws when `node` is cordoned (a create or move naming it).
+  void refuse_cordoned(const Node& node);
   bool on_node(const store::Space& space, const Node& node) const;
   // The other spaces on the space's node that hold its CPUs and devices now.
   std::vector<store::Space> neighbours(const store::Space& space);

@@ -25,6 +25,7 @@ Accepted Engine::create_space(const CreateSpaceRequest& request, const std::stri
                       owner->username + " already has a space named " + request.name);
   auto& chosen = node.empty() && nodes_.size() > 1 ? place_space(*owner, *tmpl, request.name)
                                                    : node_named(node);
+  refuse_cordoned(chosen);
   return make_space(owner, std::nullopt, *tmpl, request.name, request.ip, request.start, chosen);
 }
 

@@ -36,14 +36,26 @@ struct Spool {
 
 std::int64_t Engine::move_space(const std::string& id, const std::string& to) {
   const auto space = require(id);
-  auto& from = node_of(space);
   auto& target = node_named(to);
+  check_movable(space, target, false);
+  return enqueue_move(space, target);
+}
+
+void Engine::check_movable(const store::Space& space, Node& target, bool stopped_first) {
+  const auto& id = space.id;
+  const auto& to = target.name();
+  auto& from = node_of(space);
   if (&from == &target)
     throw EngineError(EngineError::Kind::Conflict,
                       "the space " + space.name + " is on node " + to + " already");
   from.capabilities().require(Capability::Move, from.name());
   target.capabilities().require(Capability::Move, target.name());
-  if (space.state != SpaceState::Stopped)
+  if (const auto why = cordoned(to))
+    throw EngineError(EngineError::Kind::Conflict, "node " + to + " is cordoned" +
+                                                       (why->empty() ? "" : " (" + *why + ")") +
+                                                       ": it takes no new space");
+  const bool stops = stopped_first && space.state == SpaceState::Running;
+  if (space.state != SpaceState::Stopped && !stops)
     throw EngineError(EngineError::Kind::Conflict,
                       "the space " + space.name + " is " + store::to_string(space.state) +
                           ": only a stopped space moves (stop it first; live moves are not "
@@ -66,9 +78,13 @@ std::int64_t Engine::move_space(const std::string& id, const std::string& to) {
     text.pop_back();
     throw EngineError(EngineError::Kind::Conflict, text);
   }
+}
+
+std::int64_t Engine::enqueue_move(const store::Space& space, Node& target) {
+  auto& from = node_of(space);
   return enqueue(
       space, "move",
-      [this, id, &from, &target](std::int64_t op) {
+      [this, id = space.id, &from, &target](std::int64_t op) {
         auto loaded = load(require(id));
         if (loaded.space.state != SpaceState::Stopped)
           throw EngineError(EngineError::Kind::Conflict,

@@ -17,18 +17,33 @@ std::string mebibytes(std::int64_t bytes) {
 
 Node& Engine::place_space(const store::User& owner, const store::Template& tmpl,
                           const std::string& name) {
-  store::Space probe;
-  probe.name = name;
-  probe.owner_id = owner.id;
-  probe.template_id = tmpl.id;
-  const auto spec = expand_spec(probe, tmpl, owner);
+  return place_spec(
+      tmpl,
+      [&] {
+        store::Space probe;
+        probe.name = name;
+        probe.owner_id = owner.id;
+        probe.template_id = tmpl.id;
+        return expand_spec(probe, tmpl, owner);
+      }(),
+      nullptr);
+}
+
+Node& Engine::place_spec(const store::Template& tmpl, const spec::Spec& spec, const Node* not_on) {
   const auto memory = static_cast<std::int64_t>(spec.sizing.memory_bytes);
   Node* best = nullptr;
   std::int64_t best_free = std::numeric_limits<std::int64_t>::min();
   std::string reasons;
+  const auto cordons = store_.node_states().cordoned();
   for (auto* node : nodes_) {
+    if (node == not_on) continue;
     std::vector<std::string> why;
     std::optional<std::int64_t> free;
+    if (const auto c = cordons.find(node->name()); c != cordons.end()) {
+      reasons +=
+          "\n  " + node->name() + ": cordoned" + (c->second.empty() ? "" : " (" + c->second + ")");
+      continue;
+    }
     try {
       why = node->refusals(spec);
       free = node->free_memory();

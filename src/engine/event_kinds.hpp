@@ -95,7 +95,8 @@ inline constexpr EventKind kReconcileOrphan{
 inline constexpr EventKind kNodeState{
     "node.state",
     "{node, state, reason?}: a node stopped answering (unreachable, with why: its spaces are kept "
-    "as they were) or answers again (ready: its spaces are checked against it)"};
+    "as they were), answers again (ready: its spaces are checked against it), or was cordoned or "
+    "uncordoned"};
 
 // The host's firewall.
 inline constexpr EventKind kFirewallRestored{

@@ -421,6 +421,18 @@ CREATE INDEX sso_identities_by_user ON sso_identities(user_id);
 )sql");
 }
 
+// v20: what operators set on nodes (a cordon) outlives a server restart.
+void add_node_states(Db& db) {
+  db.exec(R"sql(
+CREATE TABLE node_states (
+  name       TEXT PRIMARY KEY,
+  cordoned   INTEGER NOT NULL DEFAULT 0 CHECK (cordoned IN (0, 1)),
+  reason     TEXT NOT NULL DEFAULT '',
+  updated_at INTEGER NOT NULL
+) STRICT;
+)sql");
+}
+
 void check_foreign_keys(Db& db, const Migration& step) {
   auto statement = db.prepare("PRAGMA foreign_key_check");
   if (statement.step())
@@ -452,6 +464,7 @@ const std::vector<Migration>& migrations() {
       {17, "cloud-init instance ids", add_instance_ids},
       {18, "space shares and the audit log", add_shares_and_audit},
       {19, "single sign-on identities", add_sso_identities},
+      {20, "node states (cordons)", add_node_states},
   };
   return steps;
 }

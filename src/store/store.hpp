@@ -26,6 +26,7 @@
 #include "store/host_ports.hpp"
 #include "store/leases.hpp"
 #include "store/migrations.hpp"
+#include "store/node_states.hpp"
 #include "store/operations.hpp"
 #include "store/sessions.hpp"
 #include "store/shares.hpp"
@@ -72,6 +73,7 @@ class Store {
   ShareRepository& shares() { return shares_; }
   SsoIdentityRepository& sso_identities() { return sso_identities_; }
   AuditRepository& audit() { return audit_; }
+  NodeStateRepository& node_states() { return node_states_; }
 
   Db& db() { return db_; }
   // A second connection, for long reads (the list of every space): in WAL mode it neither
@@ -115,6 +117,7 @@ class Store {
   DownloadRepository downloads_{db_, clock_};
   ShareRepository shares_{db_, clock_};
   SsoIdentityRepository sso_identities_{db_, clock_};
+  NodeStateRepository node_states_{db_, clock_};
   AuditRepository audit_{db_, clock_};
   std::unique_ptr<UserRepository> read_users_;
   std::unique_ptr<TokenRepository> read_tokens_;

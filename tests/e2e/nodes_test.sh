@@ -22,6 +22,8 @@
 #   moves      a stopped space moves node2 -> local and another local -> node2: each disk goes
 #              with its data (the guest's boot counter on it goes on), pointed at the new node's
 #              base; nothing is left on the old node; a running space is refused
+#   cordon     a cordoned node2 takes no create (named or placed); drain moves its running space
+#              to local (stopped, moved, started) and names the one no other node can take
 # Networks: an isolated libvirt network on each host, each on a /27 of 198.51.100.0/24, and the
 # second host's veth in 198.51.100.240/29. Everything made here is removed on exit.
 # Usage: nodes_test.sh BOWLINE_BINARY
@@ -149,8 +151,8 @@ both=$natnet
 natnet=$prefix-only2 # the template's network: node2's alone
 spaces_tiny_template only2
 natnet=$both
-check_cmd "placement: a create naming no node" bw space create only2 four --wait --no-ready \
-  --timeout "$WAIT"
+check_cmd "placement: a create naming no node (placed at once, started or not)" bw space create only2 four \
+  --no-start
 check_eq "placement: it went to node2, the one node with its network" node2 \
   "$("$BOWLINE" space info four -o json | jq -r .node)"
 cat >"$work/nowhere.yaml" <<YAML
@@ -260,6 +262,31 @@ check_eq "move: both run where they moved" "running running" \
   "$($VIRSH domstate "$prefix-three" 2>/dev/null | head -n 1) $(n2virsh domstate "$prefix-one" 2>/dev/null | head -n 1)"
 check_eq "move: three's guest counts its second boot of the same disk" "boot count=2" "$(boots_of three)"
 check_eq "move: and so does one's" "boot count=2" "$(boots_of one)"
+
+# --- cordon and drain --------------------------------------------------------------------------
+check_cmd "cordon: node cordon node2 --reason maintenance" bw node cordon node2 --reason maintenance
+check_match "cordon: node list shows it, with the reason" \
+  "node2[[:space:]]+libvirt[[:space:]]+cordoned[[:space:]]+maintenance" "$("$BOWLINE" node list)"
+out=$("$BOWLINE" space create tiny five --node node2 --no-start 2>&1)
+check_match "cordon: a create naming node2 is refused" "node node2 is cordoned \(maintenance\)" "$out"
+out=$("$BOWLINE" space create only2 six --no-start 2>&1)
+check_match "cordon: placement passes it over, saying so" "node2: cordoned \(maintenance\)" \
+  "$(tr '\n' ' ' <<<"$out")"
+out=$("$BOWLINE" node drain node2 --wait --timeout "$WAIT" 2>&1)
+drained=$?
+log "drain: $(tr '\n' ' ' <<<"$out" | tail -c 400)"
+check_match "drain: one (running on node2) goes to local" "space one -> local" "$out"
+check_match "drain: four stays, no other node has its network" \
+  "space four stays: .*local: libvirt network $prefix-only2 does not exist" "$out"
+check_eq "drain: and the command says not all could go (exit 1)" 1 "$drained"
+one_on_local_running() {
+  [ "$("$BOWLINE" space info one -o json | jq -r '"\(.node) \(.state)"')" = "local running" ]
+}
+check_cmd "drain: one runs again, on local" until_true 120 one_on_local_running
+check_cmd "drain: node2 keeps no domain of one" n2_no_domain "$prefix-one"
+check_cmd "drain: node uncordon node2" bw node uncordon node2
+check_match "drain: node2 is ready again" "node2[[:space:]]+libvirt[[:space:]]+ready" \
+  "$("$BOWLINE" node list)"
 for s in one three four; do bw space delete "$s" --wait --timeout "$WAIT" || fail "delete $s"; done
 check_no_match "move: deleted, nothing of them is left in node2's pool" "$prefix-(one|three|four)\." \
   "$(n2virsh vol-list "$SECOND_HOST_POOL" | awk '{print $1}' | tr '\n' ' ')"

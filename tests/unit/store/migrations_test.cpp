@@ -45,7 +45,7 @@ TEST_F(MigrationTest, StepsAreNumberedOneByOne) {
     EXPECT_EQ(step.version, expected++) << step.name;
     EXPECT_FALSE(step.name.empty());
   }
-  EXPECT_EQ(latest_schema_version(), 19);
+  EXPECT_EQ(latest_schema_version(), 20);
 }
 
 TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
@@ -56,10 +56,10 @@ TEST_F(MigrationTest, EmptyDatabaseReachesTheLatestSchema) {
   auto& db = store().db();
   EXPECT_EQ(schema_version(db), latest_schema_version());
   EXPECT_EQ(tables(db),
-            (std::vector<std::string>{"api_tokens", "audit_log", "disks", "downloads", "events",
-                                      "host_ports", "ip_leases", "operations", "pools", "snapshots",
-                                      "space_changes", "space_shares", "spaces", "sso_identities",
-                                      "templates", "users", "web_sessions"}));
+            (std::vector<std::string>{
+                "api_tokens", "audit_log", "disks", "downloads", "events", "host_ports",
+                "ip_leases", "node_states", "operations", "pools", "snapshots", "space_changes",
+                "space_shares", "spaces", "sso_identities", "templates", "users", "web_sessions"}));
   EXPECT_THAT(columns(db, "api_tokens"), ::testing::Contains("expires_at"));
   EXPECT_EQ(db.pragma_int("foreign_keys"), 1) << "foreign keys are back on after migrating";
 }
