@@ -13,8 +13,8 @@
 #              node2 reaches: through node2's sshd, its host key pinned (a server given another
 #              key for node2 refuses the tunnel)
 #   placement  a create that names no node goes where the template's network is; one that no
-#              node can run is refused naming each node's reason; a display on node2 is refused
-#              with the reason
+#              node can run is refused naming each node's reason; the API says node2 has no
+#              display, and why
 #   power      stop and start on node2; delete removes its domain and its volumes, the base
 #              stays
 #   away       node2's libvirtd stopped: its spaces say their node is unreachable and keep their
@@ -168,9 +168,11 @@ check_match "placement: no node can: refused, each node's reason named" \
   "$(tr '\n' ' ' <<<"$out")"
 no_space() { ! "$BOWLINE" space info "$1" >/dev/null 2>&1; }
 check_cmd "placement: and nothing is made" no_space five
-out=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $BOWLINE_TOKEN" \
-  "$BOWLINE_SERVER/api/v1/spaces/$("$BOWLINE" space info two -o json | jq -r .id)/vnc")
-check_match "placement: a display on node2 is refused (not built there yet)" "^4[0-9][0-9]$" "$out"
+caps=$(jq -r '.[] | select(.name == "node2") | .capabilities[] | "\(.name) \(.supported) \(.reason)"' <<<"$report")
+check_match "placement: GET /api/v1/nodes says node2 has no display, and why" \
+  "^vnc false libvirt hands a display's socket over its local socket only" "$(grep '^vnc ' <<<"$caps")"
+check_match "placement: and that it has tunnels and moves" "tunnel true .*move true" \
+  "$(grep -E '^(tunnel|move) ' <<<"$caps" | tr '\n' ' ')"
 
 # --- power -----------------------------------------------------------------------------------
 check_cmd "power: space stop two" bw space stop two --wait --timeout "$WAIT"
