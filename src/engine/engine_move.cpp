@@ -60,12 +60,6 @@ void Engine::check_movable(const store::Space& space, Node& target, bool stopped
                       "the space " + space.name + " is " + store::to_string(space.state) +
                           ": only a stopped space moves (stop it first; live moves are not "
                           "built yet)");
-  if (space.applied_template_revision == 0)
-    throw EngineError(EngineError::Kind::Conflict,
-                      "the space " + space.name +
-                          " has never started: it has nothing to move; delete it and create it "
-                          "with --node " +
-                          to);
   if (!store_.snapshots().list_for_space(id).empty())
     throw EngineError(EngineError::Kind::Conflict,
                       "the space " + space.name +
@@ -92,6 +86,13 @@ std::int64_t Engine::enqueue_move(const store::Space& space, Node& target) {
                                 std::string(store::to_string(loaded.space.state)) +
                                 " before its move began");
         const auto progress = progress_for({op}, id);
+        if (loaded.space.applied_template_revision == 0) {
+          // Never started: nothing of it is on its node yet, so only the row changes.
+          store_.spaces().set_node(id, target.name());
+          events_.publish(event::kSpaceMoved, id, {{"from", from.name()}, {"to", target.name()}});
+          progress.step("moved to " + target.name() + " (it had never started)", 100);
+          return;
+        }
         Spool spool(settings_.spool_dir);
         progress.step("copying the disk from " + from.name(), 10);
         from.export_files(loaded.space, spool.dir);

@@ -258,6 +258,13 @@ check_eq "move: three's disk here is backed by this host's copy of the image" \
 check_eq "move: one's disk on node2 is backed by node2's base" "/var/lib/libvirt/images/$base" \
   "$(second_host_exec qemu-img info -U --output=json "/var/lib/libvirt/images/$prefix-one.disk.qcow2" |
     jq -r '."backing-filename"')"
+check_cmd "move: a space that never started moves too (only its row changes)" bw space create tiny \
+  seven --node local --no-start
+check_cmd "move: space move seven --to node2 --wait" bw space move seven --to node2 --wait \
+  --timeout "$WAIT"
+check_eq "move: seven is node2's, and nothing of it was made anywhere" "node2 stopped" \
+  "$("$BOWLINE" space info seven -o json | jq -r '"\(.node) \(.state)"')"
+bw space delete seven --wait --timeout "$WAIT" || fail "delete seven"
 check_cmd "move: three starts on local" bw space start three --wait --timeout "$WAIT"
 check_cmd "move: one starts on node2" bw space start one --wait --timeout "$WAIT"
 check_eq "move: both run where they moved" "running running" \
