@@ -65,10 +65,19 @@ SshTarget ssh_target_of(const NodeSetting& n) {
     t.user = authority.substr(0, at);
     authority.erase(0, at + 1);
   }
-  if (const auto colon = authority.rfind(':'); colon != std::string::npos) {
-    t.port = static_cast<std::uint16_t>(std::stoul(authority.substr(colon + 1)));
+  // [v6 address]:port, or host:port; a port that is not a number is the URI's problem, which
+  // libvirt reports when it connects.
+  const auto close =
+      !authority.empty() && authority.front() == '[' ? authority.find(']') : std::string::npos;
+  const auto colon = authority.find(':', close == std::string::npos ? 0 : close);
+  if (colon != std::string::npos) {
+    const auto port = authority.substr(colon + 1);
+    if (!port.empty() && port.size() <= 5 &&
+        port.find_first_not_of("0123456789") == std::string::npos && std::stoul(port) <= 65535)
+      t.port = static_cast<std::uint16_t>(std::stoul(port));
     authority.erase(colon);
   }
+  if (close != std::string::npos) authority = authority.substr(1, close - 1);
   t.host = authority;
   if (const auto key = n.uri.find("keyfile="); key != std::string::npos)
     t.key_file = n.uri.substr(key + 8, n.uri.find('&', key) - key - 8);
