@@ -20,7 +20,8 @@ void add_admin_verbs(CLI::App& app, int& exit_code);  // admin audit|backup|rest
 void add_mcp_verb(CLI::App& app, int& exit_code);     // an MCP server for agents
 void add_login_verb(CLI::App& app, int& exit_code);
 void add_node_verbs(CLI::App& app, int& exit_code);
-// bowline node list, cordon, uncordon and drain (client_node_verbs.cpp), under add_node_verbs' group.
+// bowline node list, cordon, uncordon and drain (client_node_verbs.cpp), under add_node_verbs'
+// group.
 void add_node_client_verbs(CLI::App& group, int& exit_code);
 void add_image_verbs(CLI::App& app, int& exit_code);  // image adopt, run on a node
 

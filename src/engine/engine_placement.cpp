@@ -44,6 +44,11 @@ Node& Engine::place_spec(const store::Template& tmpl, const spec::Spec& spec, co
           "\n  " + node->name() + ": cordoned" + (c->second.empty() ? "" : " (" + c->second + ")");
       continue;
     }
+    // Not asked again on the request's thread: a host that did not answer may make it wait.
+    if (const auto away = node_unreachable(node->name())) {
+      reasons += "\n  " + node->name() + ": unreachable (" + *away + ")";
+      continue;
+    }
     try {
       why = node->refusals(spec);
       free = node->free_memory();

@@ -57,14 +57,24 @@ std::string PoolNodeFiles::digest_of(const std::string& local) {
   return digest;
 }
 
-void PoolNodeFiles::upload_file(const std::string& name, const std::string& local,
-                                std::uint64_t size) {
+// A new volume `name` holding the local file's bytes; nothing is left when the upload fails.
+void PoolNodeFiles::upload_new(const std::string& name, const std::string& local, unsigned mode) {
+  const auto size = fs::file_size(local);
   std::ifstream in(local, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + local);
-  hypervisor_.upload_volume(pool_, name, size, [&](char* buffer, std::size_t room) {
-    in.read(buffer, static_cast<std::streamsize>(room));
-    return static_cast<std::size_t>(in.gcount());
-  });
+  hypervisor_.create_volume(pool_, raw_volume(name, size, mode));
+  try {
+    hypervisor_.upload_volume(pool_, name, size, [&](char* buffer, std::size_t room) {
+      in.read(buffer, static_cast<std::streamsize>(room));
+      return static_cast<std::size_t>(in.gcount());
+    });
+  } catch (...) {
+    try {
+      hypervisor_.delete_volume(pool_, name);
+    } catch (const std::exception&) {  // the upload's error says more
+    }
+    throw;
+  }
 }
 
 // Uploaded once per node: the marker volume is made only after the image is whole, so an upload
@@ -76,17 +86,7 @@ BaseImage PoolNodeFiles::place_base(const std::string& local) {
   const auto marker = name + ".done";
   if (!hypervisor_.volume(pool_, marker)) {
     hypervisor_.delete_volume(pool_, name);
-    const auto size = fs::file_size(local);
-    hypervisor_.create_volume(pool_, raw_volume(name, size, 0644));
-    try {
-      upload_file(name, local, size);
-    } catch (...) {
-      try {
-        hypervisor_.delete_volume(pool_, name);
-      } catch (const std::exception&) {  // the upload's error says more
-      }
-      throw;
-    }
+    upload_new(name, local, 0644);
     hypervisor_.create_volume(pool_, raw_volume(marker, 0));
   }
   const auto info = hypervisor_.volume(pool_, name);
@@ -161,18 +161,7 @@ void PoolNodeFiles::fetch(const std::string& path, const std::string& local) {
 }
 
 void PoolNodeFiles::put(const std::string& local, const std::string& path) {
-  const auto name = volume_name(path);
-  const auto size = fs::file_size(local);
-  hypervisor_.create_volume(pool_, raw_volume(name, size));
-  try {
-    upload_file(name, local, size);
-  } catch (...) {
-    try {
-      hypervisor_.delete_volume(pool_, name);
-    } catch (const std::exception&) {  // the upload's error says more
-    }
-    throw;
-  }
+  upload_new(volume_name(path), local, 0600);
 }
 
 void PoolNodeFiles::remove_space(const std::string& domain) {

@@ -41,7 +41,7 @@ class PoolNodeFiles final : public NodeFiles {
  private:
   // The sha256 of a local file, remembered by its size and modification time.
   std::string digest_of(const std::string& local);
-  void upload_file(const std::string& name, const std::string& local, std::uint64_t size);
+  void upload_new(const std::string& name, const std::string& local, unsigned mode);
 
   libvirt::Hypervisor& hypervisor_;
   const std::string pool_;
